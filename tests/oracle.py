@@ -1,0 +1,85 @@
+"""Client for the pi differential-testing oracle (``../shared/tools/pi-oracle``).
+
+The oracle runs the published pi package in a node co-process; tests send it one JSON request per
+line and compare pi's answer with ours. When node or the package is missing, tests that need it are
+skipped with a visible reason (see :func:`oracle_or_skip`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED = REPO_ROOT.parent / "shared"
+ORACLE_SCRIPT = SHARED / "tools" / "pi-oracle" / "pi_oracle.mjs"
+FIXTURES = SHARED / "fixtures"
+PI_FIXTURES = FIXTURES / "pi"
+
+
+def oracle_dir() -> Path:
+    """Where the pi npm package is installed (``.ci/run`` installs it into ``.pi-oracle``)."""
+    return Path(os.environ.get("PI_ORACLE_DIR", REPO_ROOT / ".pi-oracle"))
+
+
+def unavailable_reason() -> str | None:
+    """Why the oracle cannot run here, or None when it can."""
+    if shutil.which("node") is None:
+        return "node is not installed"
+    if not ORACLE_SCRIPT.exists():
+        return f"oracle script missing at {ORACLE_SCRIPT}"
+    package = oracle_dir() / "node_modules" / "@mariozechner" / "pi-coding-agent"
+    if not package.exists():
+        return f"pi npm package not installed under {oracle_dir()} (run: make oracle)"
+    return None
+
+
+class PiOracle:
+    """One long-lived oracle process; requests are answered in order, one line each."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ, PI_ORACLE_DIR=str(oracle_dir()))
+        self._proc = subprocess.Popen(
+            ["node", str(ORACLE_SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self._lock = threading.Lock()
+        self._next_id = 0
+
+    def request(self, op: str, **args: Any) -> dict[str, Any]:
+        """Send one request and return the whole response object (``result`` or ``error``)."""
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        with self._lock:
+            self._next_id += 1
+            payload = {"id": self._next_id, "op": op, **args}
+            self._proc.stdin.write(orjson.dumps(payload) + b"\n")
+            self._proc.stdin.flush()
+            line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"pi oracle exited while answering {op}")
+        response: dict[str, Any] = orjson.loads(line)
+        return response
+
+    def result(self, op: str, **args: Any) -> Any:
+        """Like :meth:`request` but return ``result``, raising on an oracle error."""
+        response = self.request(op, **args)
+        if "error" in response:
+            raise RuntimeError(f"pi oracle {op} failed: {response['error']}")
+        return response["result"]
+
+    def close(self) -> None:
+        if self._proc.stdin:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
