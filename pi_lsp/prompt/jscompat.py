@@ -1,0 +1,71 @@
+"""The few JavaScript semantics pi's skill validation depends on.
+
+pi validates frontmatter values with JS operators (truthiness, ``String(x)``, ``.length`` in UTF-16
+units, ``.trim()``). Reproducing them is what makes our diagnostics and skill lists equal to pi's
+for odd inputs such as ``name: 1e3`` or a 600-emoji description.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# Characters String.prototype.trim removes (ECMAScript WhiteSpace + LineTerminator).
+_JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def js_trim(text: str) -> str:
+    """``text.trim()`` (Python's ``strip`` disagrees on U+FEFF and U+001C..U+001F)."""
+    return text.strip(_JS_WHITESPACE)
+
+
+def js_length(text: str) -> int:
+    """``text.length``: UTF-16 code units, so an emoji counts 2."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript truthiness: empty lists and dicts are truthy, NaN is not."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, (int, float)):
+        return not (value == 0 or (isinstance(value, float) and math.isnan(value)))
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+def js_string(value: Any) -> str:
+    """``String(value)`` for the values a YAML document can produce."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _js_number(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return ",".join("" if item is None else js_string(item) for item in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)
+
+
+def _js_number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return repr(value)

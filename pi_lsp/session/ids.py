@@ -1,0 +1,52 @@
+"""Identifiers and timestamps in pi's formats (UUIDv7 session ids, 8-hex entry ids, ISO ms times)."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Container
+from datetime import UTC, datetime
+
+ID_ATTEMPTS = 100
+
+
+def new_session_id() -> str:
+    """A time-ordered UUIDv7 string, as pi 0.67+ uses for new sessions."""
+    millis = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (millis & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76
+    value |= ((rand >> 62) & 0xFFF) << 64
+    value |= 0b10 << 62
+    value |= rand & ((1 << 62) - 1)
+    return str(uuid.UUID(int=value))
+
+
+def new_entry_id(existing: Container[str]) -> str:
+    """First 8 hex characters of a random UUID not in ``existing``; a full UUID after 100 collisions."""
+    for _ in range(ID_ATTEMPTS):
+        candidate = uuid.uuid4().hex[:8]
+        if candidate not in existing:
+            return candidate
+    return str(uuid.uuid4())
+
+
+def iso_now() -> str:
+    """Current UTC time like JS ``new Date().toISOString()``."""
+    return format_iso(datetime.now(UTC))
+
+
+def format_iso(moment: datetime) -> str:
+    """ISO-8601 UTC with milliseconds and a ``Z`` suffix."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def now_ms() -> int:
+    """Unix epoch milliseconds (message ``timestamp`` fields)."""
+    return time.time_ns() // 1_000_000
+
+
+def file_timestamp(iso: str) -> str:
+    """The header timestamp as used in file names: ``:`` and ``.`` replaced by ``-``."""
+    return iso.replace(":", "-").replace(".", "-")

@@ -1,0 +1,134 @@
+"""The in-memory tree over a session's records: id index, labels, name, paths and the tree."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_lsp.session.context import iso_to_ms
+from pi_lsp.session.records import EntryRecord
+
+
+@dataclass(slots=True)
+class TreeNode:
+    """One node of :meth:`SessionIndex.tree` (pi's ``SessionTreeNode``)."""
+
+    record: EntryRecord
+    children: list[TreeNode] = field(default_factory=list)
+    label: str | None = None
+    label_timestamp: Any = None
+
+
+class SessionIndex:
+    """Records in file order plus the lookups pi keeps (later duplicate ids win, as in pi)."""
+
+    def __init__(self) -> None:
+        self.records: list[EntryRecord] = []
+        self.by_id: dict[str, EntryRecord] = {}
+        self.labels: dict[str, tuple[str, Any]] = {}
+        self.name_record: EntryRecord | None = None
+        self.assistant_count = 0
+
+    def add(self, record: EntryRecord) -> None:
+        self.records.append(record)
+        if record.id is not None:
+            self.by_id[record.id] = record
+        if record.type == "label" and isinstance(record.target_id, str):
+            if record.label:
+                # Like a JS Map: updating a key keeps its position, deleting and re-adding moves it.
+                self.labels[record.target_id] = (str(record.label), record.timestamp)
+            else:
+                self.labels.pop(record.target_id, None)
+        elif record.type == "session_info":
+            self.name_record = record
+        elif record.role == "assistant":
+            self.assistant_count += 1
+
+    def extend(self, records: Iterable[EntryRecord]) -> None:
+        for record in records:
+            self.add(record)
+
+    @property
+    def session_name(self) -> str | None:
+        """The newest pi's rule: trimmed name of the last ``session_info`` in file order, "" clears."""
+        if self.name_record is None or not isinstance(self.name_record.name, str):
+            return None
+        return self.name_record.name.strip() or None
+
+    def path_to(self, entry_id: str | None) -> list[EntryRecord]:
+        """Records root→``entry_id``; [] for None/unknown. Stops at unknown parents and cycles."""
+        if entry_id is None:
+            return []
+        record = self.by_id.get(entry_id)
+        path: list[EntryRecord] = []
+        seen: set[int] = set()
+        while record is not None and id(record) not in seen:
+            seen.add(id(record))
+            path.append(record)
+            parent = record.parent_id
+            record = self.by_id.get(parent) if parent is not None else None
+        path.reverse()
+        return path
+
+    def children_of(self, parent_id: str | None) -> list[EntryRecord]:
+        """Records whose parentId is ``parent_id``, in file order (pi's ``getChildren``)."""
+        return [record for record in self.records if record.parent_id == parent_id]
+
+    def tree(self) -> list[TreeNode]:
+        """pi's ``getTree``: roots in file order, children sorted stably by timestamp.
+
+        Roots are entries with a null, own or unknown parent. Unlike pi, entries caught in a parent
+        cycle are not lost: the first of each cycle in file order becomes a root.
+        """
+        nodes = [TreeNode(record) for record in self.records]
+        node_by_id: dict[str, TreeNode] = {}
+        for node in nodes:
+            if node.record.id is not None:
+                node_by_id[node.record.id] = node
+            label = self.labels.get(node.record.id) if node.record.id is not None else None
+            if label is not None:
+                node.label, node.label_timestamp = label
+        roots: list[TreeNode] = []
+        parent_of: dict[int, TreeNode] = {}
+        for node in nodes:
+            parent_id = node.record.parent_id
+            parent = node_by_id.get(parent_id) if parent_id is not None else None
+            if parent is None or parent_id == node.record.id:
+                roots.append(node)
+            else:
+                parent.children.append(node)
+                parent_of[id(node)] = parent
+        self._rescue_cycles(nodes, roots, parent_of)
+        for node in nodes:
+            if len(node.children) > 1:
+                node.children.sort(key=_timestamp_key)
+        return roots
+
+    @staticmethod
+    def _rescue_cycles(nodes: list[TreeNode], roots: list[TreeNode], parent_of: dict[int, TreeNode]) -> None:
+        reachable: set[int] = set()
+        stack = list(roots)
+        while stack:
+            node = stack.pop()
+            reachable.add(id(node))
+            stack.extend(node.children)
+        if len(reachable) == len(nodes):
+            return
+        for node in nodes:
+            if id(node) in reachable:
+                continue
+            parent = parent_of.get(id(node))
+            if parent is not None:
+                parent.children.remove(node)
+            roots.append(node)
+            stack = [node]
+            while stack:
+                current = stack.pop()
+                reachable.add(id(current))
+                stack.extend(current.children)
+
+
+def _timestamp_key(node: TreeNode) -> tuple[int, float]:
+    millis = iso_to_ms(node.record.timestamp)
+    return (0, float(millis)) if millis is not None else (1, 0.0)

@@ -1,0 +1,135 @@
+"""pi's physical line format: one compact JSON object per LF-terminated line.
+
+Parsing is tolerant the way pi's is (blank lines and unparseable lines are skipped, invalid UTF-8
+is replaced like Node's ``utf8`` decoding, lone surrogate escapes are accepted) but every skipped
+line is reported. Serialising matches ``JSON.stringify``: compact, UTF-8, integral floats as ints.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+JsonObject = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    """One non-blank physical line: its 1-based number, byte offset and bytes (without the LF)."""
+
+    number: int
+    offset: int
+    data: bytes
+
+
+def loads_line(data: bytes) -> Any:
+    """Parse one line as JSON, accepting what ``JSON.parse`` of Node-decoded UTF-8 accepts.
+
+    Raises ValueError when the line is not JSON at all.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    # Node decodes invalid UTF-8 to U+FFFD and JSON.parse accepts lone surrogate escapes;
+    # orjson rejects both, the standard library accepts the latter.
+    text = data.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(str(error)) from None
+
+
+def js_number(value: float) -> str:
+    """``String(value)`` for a finite float: shortest digits, JS's fixed/exponent thresholds."""
+    if value == 0:
+        return "0"
+    sign, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
+    assert isinstance(exponent, int)
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    exponent += len("".join(map(str, digit_tuple))) - len(digits)
+    count = len(digits)
+    point = count + exponent  # value = 0.digits × 10^point
+    if count <= point <= 21:
+        text = digits + "0" * (point - count)
+    elif 0 < point <= 21:
+        text = f"{digits[:point]}.{digits[point:]}"
+    elif -6 < point <= 0:
+        text = "0." + "0" * (-point) + digits
+    else:
+        mantissa = digits[0] + (f".{digits[1:]}" if count > 1 else "")
+        power = point - 1
+        text = f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
+    return f"-{text}" if sign else text
+
+
+def _js_number_form(value: Any) -> Any:
+    """Floats written exactly as ``JSON.stringify`` writes them (``2`` for 2.0, ``0.000009``)."""
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        return orjson.Fragment(js_number(value))
+    if isinstance(value, dict):
+        return {key: _js_number_form(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_js_number_form(item) for item in value]
+    return value
+
+
+def _has_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_has_float(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_float(item) for item in value)
+    return False
+
+
+def dumps_compact(value: Any) -> bytes:
+    """``JSON.stringify(value)`` as UTF-8 bytes (no trailing newline)."""
+    if _has_float(value):
+        value = _js_number_form(value)
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        value = _plain_floats(value)
+        # Lone surrogates or integers beyond 64 bits: the standard library writes valid JSON
+        # for both (surrogates escaped), which any JSON reader, pi included, accepts.
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
+
+
+def _plain_floats(value: Any) -> Any:
+    if isinstance(value, orjson.Fragment):
+        return float(value.contents)
+    if isinstance(value, dict):
+        return {key: _plain_floats(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain_floats(item) for item in value]
+    return value
+
+
+def encode_line(value: JsonObject) -> bytes:
+    """One session-file line for ``value``, LF-terminated."""
+    return dumps_compact(value) + b"\n"
+
+
+def split_lines(data: bytes, base_offset: int = 0, first_number: int = 1) -> Iterator[RawLine]:
+    """Non-blank LF-separated lines of ``data`` with their offsets; a trailing CR is kept (JSON ws)."""
+    number = first_number
+    start = 0
+    length = len(data)
+    while start < length:
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = length
+        chunk = data[start:end]
+        if chunk.strip():
+            yield RawLine(number, base_offset + start, chunk)
+        number += 1
+        start = end + 1

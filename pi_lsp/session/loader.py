@@ -1,0 +1,164 @@
+"""Reading session files into records, with diagnostics instead of exceptions for bad lines.
+
+The reader streams the file in chunks so memory stays close to the size of the kept lines, and
+it can resume from a byte offset to pick up lines that another process appended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pi_lsp.session.jsonl import RawLine, loads_line, split_lines
+from pi_lsp.session.records import EntryRecord
+
+CHUNK_BYTES = 16 * 1024 * 1024
+Severity = Literal["error", "warning", "info"]
+
+
+def diagnostic(severity: Severity, message: str, line: int | None = None) -> dict[str, Any]:
+    """A FileDiagnostic as the protocol defines it."""
+    result: dict[str, Any] = {"severity": severity, "message": message}
+    if line is not None:
+        result["line"] = line
+    return result
+
+
+@dataclass
+class ReadResult:
+    """What one pass over (part of) a file produced."""
+
+    header: dict[str, Any] | None = None
+    header_line: int = 0
+    first_object_is_header: bool = True
+    records: list[EntryRecord] = field(default_factory=list)
+    objects: list[dict[str, Any] | bytes] | None = None  # every line, kept only for migration
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    end_offset: int = 0
+    next_line: int = 1
+    any_parsed: bool = False
+
+
+def _iter_complete_lines(
+    path: Path, start: int, first_line: int
+) -> Iterator[tuple[RawLine | None, int, int, bytes]]:
+    """Yield (line, offset after consumed data, next line number, tail) in file order.
+
+    The final yield has ``line=None`` and carries the unterminated tail (possibly empty).
+    """
+    number = first_line
+    offset = start
+    carry = b""
+    with path.open("rb") as handle:
+        handle.seek(start)
+        while True:
+            chunk = handle.read(CHUNK_BYTES)
+            if not chunk:
+                break
+            buffer = carry + chunk if carry else chunk
+            cut = buffer.rfind(b"\n")
+            if cut < 0:
+                carry = buffer
+                continue
+            complete = buffer[: cut + 1]
+            carry = buffer[cut + 1 :]
+            base = offset
+            for raw in split_lines(complete, base, number):
+                yield raw, base + len(complete), number, b""
+            number += complete.count(b"\n")
+            offset = base + len(complete)
+    yield None, offset, number, carry
+
+
+def read_lines(
+    path: Path,
+    *,
+    start: int = 0,
+    first_line: int = 1,
+    expect_header: bool = True,
+    keep_objects: bool = False,
+) -> ReadResult:
+    """Parse the file from ``start``: header detection, records, and diagnostics per bad line.
+
+    With ``expect_header`` the first parsed object must be the header (garbage before it is
+    skipped); later header lines are ignored with a warning. ``keep_objects`` keeps every parsed
+    object (and unparseable line bytes) in order for a migration rewrite.
+    """
+    result = ReadResult(first_object_is_header=True)
+    if keep_objects:
+        result.objects = []
+    need_header = expect_header
+    for raw, offset, number, tail in _iter_complete_lines(path, start, first_line):
+        if raw is None:
+            result.end_offset = offset
+            result.next_line = number
+            if tail.strip():
+                _read_tail(result, tail, offset, number, need_header)
+            break
+        need_header = _take_line(result, raw, need_header)
+    return result
+
+
+def _read_tail(result: ReadResult, tail: bytes, offset: int, number: int, need_header: bool) -> None:
+    try:
+        value = loads_line(tail)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        _take_line(result, RawLine(number, offset, tail), need_header)
+        result.end_offset = offset + len(tail)
+        result.diagnostics.append(
+            diagnostic("info", f"line {number} has no final newline; the next append adds it", number)
+        )
+    else:
+        result.diagnostics.append(
+            diagnostic(
+                "warning",
+                f"torn last line {number} (an interrupted write); it is skipped and will be "
+                "isolated by the next append",
+                number,
+            )
+        )
+
+
+def _take_line(result: ReadResult, raw: RawLine, need_header: bool) -> bool:
+    """Account for one line; returns whether the header is still being looked for."""
+    try:
+        value = loads_line(raw.data)
+    except ValueError as error:
+        result.diagnostics.append(
+            diagnostic("warning", f"skipped malformed line {raw.number}: {error}", raw.number)
+        )
+        if result.objects is not None:
+            result.objects.append(raw.data)
+        return need_header
+    if not isinstance(value, dict):
+        result.diagnostics.append(
+            diagnostic("warning", f"skipped line {raw.number}: not a JSON object", raw.number)
+        )
+        if result.objects is not None:
+            result.objects.append(raw.data)
+        return need_header
+    first = not result.any_parsed
+    result.any_parsed = True
+    if value.get("type") == "session":
+        if need_header and first and isinstance(value.get("id"), str):
+            result.header = value
+            result.header_line = raw.number
+            if result.objects is not None:
+                result.objects.append(value)
+            return False
+        result.diagnostics.append(
+            diagnostic("warning", f"ignored extra session header on line {raw.number}", raw.number)
+        )
+        if result.objects is not None:
+            result.objects.append(value)
+        return need_header
+    if need_header and first:
+        result.first_object_is_header = False
+    if result.objects is not None:
+        result.objects.append(value)
+    result.records.append(EntryRecord(value, raw.data, raw.number))
+    return need_header

@@ -1,0 +1,73 @@
+"""Format migrations v1 → v2 → v3, equal in effect to pi's ``migrateSessionEntries``.
+
+Differences from pi that are deliberate fixes: v1 ids are collision-checked, and a v1 compaction
+whose ``firstKeptEntryIndex`` points forward still gets its ``firstKeptEntryId`` (pi leaves it out;
+the built context is the same either way because kept entries are only looked for before it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableSequence
+from typing import Any
+
+from pi_lsp.session.ids import new_entry_id
+
+CURRENT_SESSION_VERSION = 3
+JsonObject = dict[str, Any]
+
+
+def detect_version(objects: MutableSequence[JsonObject]) -> int:
+    """``version`` of the first header object; 1 when absent or when there is no header."""
+    for obj in objects:
+        if obj.get("type") == "session":
+            version = obj.get("version")
+            return version if isinstance(version, int) and not isinstance(version, bool) else 1
+    return 1
+
+
+def _migrate_v1_to_v2(objects: MutableSequence[JsonObject]) -> None:
+    used: set[str] = set()
+    ids: list[str | None] = []
+    for obj in objects:
+        if obj.get("type") == "session":
+            ids.append(None)
+            continue
+        entry_id = new_entry_id(used)
+        used.add(entry_id)
+        ids.append(entry_id)
+    previous: str | None = None
+    for obj, entry_id in zip(objects, ids, strict=True):
+        if entry_id is None:
+            obj["version"] = 2
+            continue
+        obj["id"] = entry_id
+        obj["parentId"] = previous
+        previous = entry_id
+    for obj in objects:
+        if obj.get("type") != "compaction":
+            continue
+        index = obj.get("firstKeptEntryIndex")
+        if isinstance(index, int) and not isinstance(index, bool):
+            if 0 <= index < len(objects) and ids[index] is not None:
+                obj["firstKeptEntryId"] = ids[index]
+            del obj["firstKeptEntryIndex"]
+
+
+def _migrate_v2_to_v3(objects: MutableSequence[JsonObject]) -> None:
+    for obj in objects:
+        if obj.get("type") == "session":
+            obj["version"] = 3
+        elif obj.get("type") == "message":
+            message = obj.get("message")
+            if isinstance(message, dict) and message.get("role") == "hookMessage":
+                message["role"] = "custom"
+
+
+def migrate_entries(objects: MutableSequence[JsonObject]) -> int:
+    """Migrate header and entries in place; returns the version they had (3 = nothing done)."""
+    version = detect_version(objects)
+    if version < 2:
+        _migrate_v1_to_v2(objects)
+    if version < 3:
+        _migrate_v2_to_v3(objects)
+    return version

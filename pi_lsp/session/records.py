@@ -1,0 +1,164 @@
+"""Compact per-entry records: the raw JSON line plus the few fields the tree and context need.
+
+Entries are kept as the exact bytes pi (or anyone) wrote, so unknown fields and number formats
+survive untouched; the dict form is parsed on demand. This keeps memory close to the file size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from pi_lsp.session.jsonl import loads_line
+
+PREVIEW_CHARS = 120
+_CANONICAL_MESSAGE_KEYS = ("type", "id", "parentId", "timestamp", "message")
+_MESSAGE_KEY = b',"message":'
+
+
+def text_of_content(content: Any, separator: str = " ") -> str:
+    """Text of a message ``content``: a string as is, text blocks joined with ``separator``."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return separator.join(
+            block["text"]
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        )
+    return ""
+
+
+def _preview(obj: dict[str, Any]) -> str | None:
+    kind = obj.get("type")
+    text: str | None = None
+    if kind == "message":
+        message = obj.get("message")
+        if isinstance(message, dict):
+            role = message.get("role")
+            if role == "bashExecution":
+                text = f"$ {message.get('command', '')}"
+            elif role in ("compactionSummary", "branchSummary"):
+                text = message.get("summary") if isinstance(message.get("summary"), str) else None
+            else:
+                text = text_of_content(message.get("content"))
+                if not text and role == "assistant" and isinstance(message.get("content"), list):
+                    calls = [
+                        block.get("name")
+                        for block in message["content"]
+                        if isinstance(block, dict) and block.get("type") == "toolCall"
+                    ]
+                    text = " ".join(f"{name}(…)" for name in calls if isinstance(name, str))
+    elif kind in ("compaction", "branch_summary"):
+        text = obj.get("summary") if isinstance(obj.get("summary"), str) else None
+    elif kind == "custom_message":
+        text = text_of_content(obj.get("content"))
+    elif kind == "session_info":
+        text = obj.get("name") if isinstance(obj.get("name"), str) else None
+    elif kind == "thinking_level_change":
+        text = str(obj.get("thinkingLevel"))
+    elif kind == "model_change":
+        text = f"{obj.get('provider')}/{obj.get('modelId')}"
+    elif kind == "label":
+        text = obj.get("label") if isinstance(obj.get("label"), str) else None
+    elif kind == "custom":
+        text = obj.get("customType") if isinstance(obj.get("customType"), str) else None
+    if not text:
+        return None
+    text = " ".join(text.split())
+    return text[:PREVIEW_CHARS]
+
+
+class EntryRecord:
+    """One entry line: identity, tree links, and small type-specific facts."""
+
+    __slots__ = (
+        "first_kept",
+        "id",
+        "label",
+        "line",
+        "message_start",
+        "model",
+        "name",
+        "parent_id",
+        "preview",
+        "provider",
+        "raw",
+        "role",
+        "target_id",
+        "thinking_level",
+        "timestamp",
+        "type",
+    )
+
+    def __init__(self, obj: dict[str, Any], raw: bytes, line: int) -> None:
+        self.raw = raw
+        self.line = line
+        entry_id = obj.get("id")
+        self.id: str | None = entry_id if isinstance(entry_id, str) else None
+        parent = obj.get("parentId")
+        self.parent_id: str | None = parent if isinstance(parent, str) else None
+        kind = obj.get("type")
+        self.type: str = kind if isinstance(kind, str) else ""
+        self.timestamp: Any = obj.get("timestamp")
+        self.role: str | None = None
+        self.provider: Any = None
+        self.model: Any = None
+        self.target_id: Any = None
+        self.label: Any = None
+        self.name: Any = None
+        self.first_kept: Any = None
+        self.thinking_level: Any = None
+        self.message_start = -1
+        if self.type == "message":
+            message = obj.get("message")
+            if isinstance(message, dict):
+                role = message.get("role")
+                self.role = role if isinstance(role, str) else None
+                if self.role == "assistant":
+                    self.provider = message.get("provider")
+                    self.model = message.get("model")
+                if tuple(obj) == _CANONICAL_MESSAGE_KEYS and all(
+                    value is None or isinstance(value, str) for key, value in obj.items() if key != "message"
+                ):
+                    position = raw.find(_MESSAGE_KEY)
+                    if position > 0 and raw.rstrip().endswith(b"}"):
+                        self.message_start = position + len(_MESSAGE_KEY)
+        elif self.type == "label":
+            self.target_id = obj.get("targetId")
+            self.label = obj.get("label")
+        elif self.type == "session_info":
+            self.name = obj.get("name")
+        elif self.type == "compaction":
+            self.first_kept = obj.get("firstKeptEntryId")
+        elif self.type == "thinking_level_change":
+            self.thinking_level = obj.get("thinkingLevel")
+        elif self.type == "model_change":
+            self.provider = obj.get("provider")
+            self.model = obj.get("modelId")
+        self.preview = _preview(obj)
+
+    def entry(self) -> dict[str, Any]:
+        """The entry as a fresh dict (callers may mutate it)."""
+        value = loads_line(self.raw)
+        assert isinstance(value, dict)
+        return value
+
+    def message_json(self) -> bytes | None:
+        """The exact bytes of the ``message`` object of a canonical message line, else None."""
+        if self.message_start < 0:
+            return None
+        return self.raw.rstrip()[self.message_start : -1]
+
+    def message(self) -> dict[str, Any] | None:
+        """The stored message of a ``message`` entry (parsed from the smallest slice possible)."""
+        data = self.message_json()
+        if data is not None:
+            try:
+                value = orjson.loads(data)
+                return value if isinstance(value, dict) else None
+            except orjson.JSONDecodeError:
+                pass
+        message = self.entry().get("message")
+        return message if isinstance(message, dict) else None

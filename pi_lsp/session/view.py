@@ -1,0 +1,143 @@
+"""Context views: the current branch's LLM context without parsing every message up front.
+
+A view lists, per context message, either the entry record it comes from (parsed on demand) or
+a small synthetic message (summaries, custom messages). The store keeps the view of the current
+leaf and extends it when an entry is appended under that leaf, so rebuilding the context after an
+append costs O(1) work on top of copying the list, never a rebuild from scratch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from pi_lsp.session.context import (
+    ModelRef,
+    SessionContext,
+    compaction_summary_message,
+    entry_to_message,
+)
+from pi_lsp.session.jsonl import dumps_compact
+from pi_lsp.session.records import EntryRecord
+
+ContextItem = EntryRecord | dict[str, Any]
+
+
+def _emit(record: EntryRecord) -> ContextItem | None:
+    """What one record contributes: itself for stored messages, a synthetic dict otherwise."""
+    if record.type == "message":
+        return record if record.role is not None or record.message() is not None else None
+    if record.type in ("custom_message", "branch_summary"):
+        return entry_to_message(record.entry())
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextView:
+    """The context of one leaf: ``items`` in order, plus the settings scanned along the path."""
+
+    leaf_id: str | None
+    path: tuple[EntryRecord, ...]
+    items: tuple[ContextItem, ...]
+    thinking_level: Any
+    model: ModelRef | None
+    compaction_index: int
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def iter_messages(self) -> Iterator[dict[str, Any]]:
+        """Messages as fresh dicts, parsed one at a time."""
+        for item in self.items:
+            if isinstance(item, EntryRecord):
+                message = item.message()
+                if message is not None:
+                    yield message
+            else:
+                yield item
+
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.iter_messages())
+
+    def message_json(self) -> list[bytes]:
+        """Each message as JSON bytes, sliced from the stored line where possible (no re-encode)."""
+        out: list[bytes] = []
+        for item in self.items:
+            if isinstance(item, EntryRecord):
+                data = item.message_json()
+                if data is None:
+                    data = orjson.dumps(item.message())
+                out.append(data)
+            else:
+                out.append(dumps_compact(item))
+        return out
+
+    def to_context(self) -> SessionContext:
+        return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}
+
+
+EMPTY_VIEW = ContextView(None, (), (), "off", None, -1)
+
+
+def _scan(record: EntryRecord, thinking: Any, model: ModelRef | None) -> tuple[Any, ModelRef | None]:
+    if record.type == "thinking_level_change":
+        return record.thinking_level, model
+    if record.type == "model_change":
+        return thinking, {"provider": record.provider, "modelId": record.model}
+    if record.role == "assistant":
+        return thinking, {"provider": record.provider, "modelId": record.model}
+    return thinking, model
+
+
+def build_view(path: Sequence[EntryRecord]) -> ContextView:
+    """The view of a root→leaf path (pi's buildSessionContext steps 4–7)."""
+    if not path:
+        return EMPTY_VIEW
+    thinking: Any = "off"
+    model: ModelRef | None = None
+    compaction_index = -1
+    for index, record in enumerate(path):
+        thinking, model = _scan(record, thinking, model)
+        if record.type == "compaction":
+            compaction_index = index
+    items = _items(path, compaction_index)
+    return ContextView(path[-1].id, tuple(path), tuple(items), thinking, model, compaction_index)
+
+
+def _items(path: Sequence[EntryRecord], compaction_index: int) -> list[ContextItem]:
+    items: list[ContextItem] = []
+    if compaction_index < 0:
+        for record in path:
+            item = _emit(record)
+            if item is not None:
+                items.append(item)
+        return items
+    compaction = path[compaction_index]
+    items.append(compaction_summary_message(compaction.entry()))
+    keeping = False
+    for record in path[:compaction_index]:
+        if not keeping and record.id is not None and record.id == compaction.first_kept:
+            keeping = True
+        if keeping:
+            item = _emit(record)
+            if item is not None:
+                items.append(item)
+    for record in path[compaction_index + 1 :]:
+        item = _emit(record)
+        if item is not None:
+            items.append(item)
+    return items
+
+
+def extend_view(view: ContextView, record: EntryRecord) -> ContextView:
+    """The view after appending ``record`` as a child of ``view``'s leaf."""
+    path = (*view.path, record)
+    if record.type == "compaction":
+        return build_view(path)
+    thinking, model = _scan(record, view.thinking_level, view.model)
+    item = _emit(record)
+    items = (*view.items, item) if item is not None else view.items
+    return ContextView(record.id, path, items, thinking, model, view.compaction_index)

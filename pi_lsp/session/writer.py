@@ -1,0 +1,122 @@
+"""Crash-safe file writes: locked single-``write`` appends and atomic whole-file replacement.
+
+Every append is one ``write`` of complete lines on an ``O_APPEND`` descriptor under an exclusive
+advisory lock, so concurrent writers (two editors, our server and pi's CLI) interleave whole lines.
+A torn last line left by a crash is isolated: the append starts with a newline when the file does
+not end with one. Rewrites go to a temp file that is fsynced and renamed over the original.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pi_lsp.session.errors import SessionFileConflictError
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """Where the written lines landed: ``start`` is the offset of the first written line."""
+
+    size_before: int
+    start: int
+    end: int
+
+
+@contextlib.contextmanager
+def _locked_append_fd(path: Path) -> Iterator[int]:
+    """An O_APPEND descriptor holding the lock on the inode that ``path`` names right now."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            # A rewrite may have renamed a new file over the path while we waited.
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                try:
+                    yield fd
+                finally:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                return
+        finally:
+            os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def append_lines(path: Path, data: bytes, *, fsync: bool = False, require_empty: bool = False) -> AppendResult:
+    """Append complete LF-terminated lines in one write; returns where they landed.
+
+    ``require_empty`` is used for the first flush of a new session: the file must not have gained
+    content (other than whitespace) since, or the write is refused rather than mixing two sessions.
+    """
+    assert data.endswith(b"\n")
+    with _locked_append_fd(path) as fd:
+        size = os.fstat(fd).st_size
+        if require_empty and size > 0 and os.pread(fd, size, 0).strip():
+            raise SessionFileConflictError(f"{path} was created by someone else before our first write")
+        prefix = b""
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            prefix = b"\n"
+        _write_all(fd, prefix + data)
+        if fsync:
+            os.fsync(fd)
+        return AppendResult(size, size + len(prefix), size + len(prefix) + len(data))
+
+
+def atomic_replace(path: Path, data: bytes, *, expect_size: int | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically: readers see the old or the new file, complete.
+
+    With ``expect_size`` the replacement is refused when the file's size changed since it was read
+    (someone appended meanwhile), so no concurrent append is ever dropped.
+    """
+    directory = path.parent
+    with _locked_append_fd(path) as fd:
+        if expect_size is not None and os.fstat(fd).st_size != expect_size:
+            raise SessionFileConflictError(f"{path} changed while it was being migrated; try again")
+        handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        try:
+            _write_all(handle, data)
+            os.fsync(handle)
+            os.fchmod(handle, os.fstat(fd).st_mode & 0o777)
+        except BaseException:
+            os.close(handle)
+            os.unlink(temp_name)
+            raise
+        os.close(handle)
+        os.replace(temp_name, path)
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def write_new_file(path: Path, data: bytes) -> None:
+    """Create ``path`` with ``data`` atomically (used by fork and branch-to-new-session)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        _write_all(handle, data)
+        os.fsync(handle)
+        os.fchmod(handle, 0o644)
+    finally:
+        os.close(handle)
+    try:
+        os.link(temp_name, path)  # fails instead of overwriting an existing file
+    finally:
+        os.unlink(temp_name)
