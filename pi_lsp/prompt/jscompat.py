@@ -7,6 +7,7 @@ for odd inputs such as ``name: 1e3`` or a 600-emoji description.
 
 from __future__ import annotations
 
+import errno
 import math
 from typing import Any
 
@@ -69,3 +70,23 @@ def _js_number(value: float) -> str:
     if value.is_integer() and abs(value) < 1e21:
         return str(int(value))
     return repr(value)
+
+
+# libuv's wording for the errors a skill or context file read can hit (Node prints these).
+_UV_MESSAGES = {
+    "EACCES": "permission denied",
+    "EPERM": "operation not permitted",
+    "ENOENT": "no such file or directory",
+    "EISDIR": "illegal operation on a directory",
+    "ENOTDIR": "not a directory",
+    "ELOOP": "too many symbolic links encountered",
+    "EIO": "i/o error",
+    "ENAMETOOLONG": "name too long",
+}
+
+
+def node_error_message(error: OSError, syscall: str, path: str) -> str:
+    """The message Node gives for a failed fs call, e.g. ``EACCES: permission denied, open '/x'``."""
+    code = errno.errorcode.get(error.errno or 0, "EIO")
+    text = _UV_MESSAGES.get(code, (error.strerror or "unknown error").lower())
+    return f"{code}: {text}, {syscall} '{path}'"

@@ -1,0 +1,45 @@
+# pi-lsp: one entry point for setting up, running and testing on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+ORACLE_DIR := .pi-oracle
+PI_VERSION := 0.73.1
+STAMP := $(VENV)/.installed
+
+.PHONY: setup oracle demo test test-fast lint typecheck bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+$(ORACLE_DIR)/node_modules/@mariozechner/pi-coding-agent/package.json:
+	mkdir -p $(ORACLE_DIR)
+	cd $(ORACLE_DIR) && npm install --no-audit --no-fund --loglevel=error @mariozechner/pi-coding-agent@$(PI_VERSION)
+
+oracle: $(ORACLE_DIR)/node_modules/@mariozechner/pi-coding-agent/package.json
+
+demo: setup
+	$(BIN)/pi-lsp demo
+
+test: setup oracle
+	$(BIN)/pytest -q
+
+test-fast: setup
+	$(BIN)/pytest -q -x -m "not slow"
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+bench: setup oracle
+	$(BIN)/python benchmarks/bench_session.py
+	$(BIN)/python benchmarks/bench_server.py
+	$(BIN)/python benchmarks/bench_compaction.py
+	$(BIN)/python benchmarks/bench_prompt.py
+
+clean:
+	rm -rf $(VENV) $(ORACLE_DIR) .pytest_cache .mypy_cache .ruff_cache .hypothesis

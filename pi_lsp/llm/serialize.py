@@ -1,0 +1,155 @@
+"""Turn session messages into the flat transcript a summariser reads.
+
+The summariser must not mistake the history for a conversation to continue, so it gets one user
+message holding a plain-text transcript (``[User]: …``, ``[Assistant]: …`` …) inside
+``<conversation>`` tags, structured the way pi builds it. Tool output is clipped to 2 000
+characters (JS length) so that summarising a huge session cannot itself overflow the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from pi_lsp.compaction.jsutil import js_keys, js_len, js_stringify
+
+Message = dict[str, Any]
+
+TOOL_RESULT_LIMIT: Final = 2000
+
+# How summaries re-enter a model's context. Our wording; the tag layout matches pi's (compaction:
+# newline before </summary>; branch: none).
+COMPACTION_SUMMARY_OPEN: Final = "Earlier turns of this conversation were condensed into this summary:\n\n<summary>\n"
+COMPACTION_SUMMARY_CLOSE: Final = "\n</summary>"
+BRANCH_SUMMARY_OPEN: Final = "Summary of a side branch this conversation returned from:\n\n<summary>\n"
+BRANCH_SUMMARY_CLOSE: Final = "</summary>"
+
+
+def bash_execution_text(message: Mapping[str, Any]) -> str:
+    """A user-visible rendering of a ``!command`` run: command, fenced output, exit status."""
+    text = f"Ran `{message.get('command', '')}`\n"
+    output = message.get("output")
+    text += f"```\n{output}\n```" if output else "(no output)"
+    exit_code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif exit_code is not None and exit_code != 0:
+        text += f"\n\nCommand exited with code {js_stringify(exit_code)}"
+    if message.get("truncated") and message.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
+    return text
+
+
+def _user(text: str, timestamp: Any) -> Message:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
+
+
+def convert_to_llm(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
+    """Map pi's extra roles onto user messages (pi's ``convertToLlm``); unknown roles are dropped.
+
+    bashExecution runs marked ``excludeFromContext`` (``!!cmd``) never reach a model.
+    """
+    out: list[Message] = []
+    for message in messages:
+        role = message.get("role")
+        timestamp = message.get("timestamp")
+        if role == "bashExecution":
+            if not message.get("excludeFromContext"):
+                out.append(_user(bash_execution_text(message), timestamp))
+        elif role == "custom":
+            content = message.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            out.append({"role": "user", "content": blocks, "timestamp": timestamp})
+        elif role == "branchSummary":
+            text = BRANCH_SUMMARY_OPEN + str(message.get("summary", "")) + BRANCH_SUMMARY_CLOSE
+            out.append(_user(text, timestamp))
+        elif role == "compactionSummary":
+            text = COMPACTION_SUMMARY_OPEN + str(message.get("summary", "")) + COMPACTION_SUMMARY_CLOSE
+            out.append(_user(text, timestamp))
+        elif role in ("user", "assistant", "toolResult"):
+            out.append(dict(message))
+    return out
+
+
+def clip(text: str, limit: int = TOOL_RESULT_LIMIT) -> str:
+    """Keep the first ``limit`` JS characters and say how many were dropped."""
+    length = js_len(text)
+    if length <= limit:
+        return text
+    if text.isascii():
+        head = text[:limit]
+    else:
+        units = text.encode("utf-16-le", "surrogatepass")[: limit * 2]
+        head = units.decode("utf-16-le", "surrogatepass")
+    return f"{head}\n\n[... {length - limit} more characters truncated]"
+
+
+def _joined_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(block.get("text", ""))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+def _tool_call(block: Mapping[str, Any]) -> str:
+    args = block.get("arguments")
+    rendered = ""
+    if isinstance(args, dict):
+        rendered = ", ".join(f"{key}={js_stringify(args[key])}" for key in js_keys(args))
+    return f"{block.get('name', '')}({rendered})"
+
+
+def _assistant_parts(content: Any) -> list[str]:
+    texts: list[str] = []
+    thoughts: list[str] = []
+    calls: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text", "")))
+        elif kind == "thinking":
+            thoughts.append(str(block.get("thinking", "")))
+        elif kind == "toolCall":
+            calls.append(_tool_call(block))
+    parts: list[str] = []
+    if thoughts:
+        parts.append("[Assistant thinking]: " + "\n".join(thoughts))
+    if texts:
+        parts.append("[Assistant]: " + "\n".join(texts))
+    if calls:
+        parts.append("[Assistant tool calls]: " + "; ".join(calls))
+    return parts
+
+
+def serialize_conversation(messages: Sequence[Mapping[str, Any]]) -> str:
+    """Render LLM messages (after :func:`convert_to_llm`) as a transcript, parts separated by a blank line.
+
+    Order inside an assistant message is fixed: thinking, then text, then tool calls. Images,
+    tool names and error flags of tool results are not shown; empty parts are skipped.
+    """
+    parts: list[str] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            text = _joined_text(message.get("content"))
+            if text:
+                parts.append(f"[User]: {text}")
+        elif role == "assistant":
+            parts.extend(_assistant_parts(message.get("content")))
+        elif role == "toolResult":
+            text = _joined_text(message.get("content"))
+            if text:
+                parts.append(f"[Tool result]: {clip(text)}")
+    return "\n\n".join(parts)
+
+
+def transcript(messages: Sequence[Mapping[str, Any]]) -> str:
+    """:func:`convert_to_llm` then :func:`serialize_conversation`: what the summariser reads."""
+    return serialize_conversation(convert_to_llm(messages))
