@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pi_lsp.prompt import pi_text
 from pi_lsp.prompt.frontmatter import FrontmatterError, parse_frontmatter
 from pi_lsp.prompt.jscompat import js_length, js_string, js_trim, js_truthy, node_error_message
 from pi_lsp.prompt.patterns import IgnoreRules, prefix_ignore_pattern
@@ -471,8 +472,6 @@ def format_skill_entry(skill: Skill) -> str:
 
 def format_skills_for_prompt(skills: Iterable[Skill]) -> str:
     """The skills block pi appends to the prompt; empty when no skill is model-invocable."""
-    from pi_lsp.prompt import pi_text
-
     visible = [skill for skill in skills if not skill.disable_model_invocation]
     if not visible:
         return ""
