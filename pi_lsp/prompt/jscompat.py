@@ -90,3 +90,9 @@ def node_error_message(error: OSError, syscall: str, path: str) -> str:
     code = errno.errorcode.get(error.errno or 0, "EIO")
     text = _UV_MESSAGES.get(code, (error.strerror or "unknown error").lower())
     return f"{code}: {text}, {syscall} '{path}'"
+
+
+def read_text(path: str) -> str:
+    """Read a file as Node's ``readFileSync(path, "utf-8")`` does: bad bytes become U+FFFD, BOM kept."""
+    with open(path, "rb") as handle:
+        return handle.read().decode("utf-8", errors="replace")

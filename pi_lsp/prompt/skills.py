@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pi_lsp.prompt import pi_text
 from pi_lsp.prompt.frontmatter import FrontmatterError, parse_frontmatter
-from pi_lsp.prompt.jscompat import js_length, js_string, js_trim, js_truthy, node_error_message
+from pi_lsp.prompt.jscompat import js_length, js_trim, js_truthy, node_error_message, read_text
 from pi_lsp.prompt.patterns import IgnoreRules, prefix_ignore_pattern
 
 __all__ = [
@@ -198,12 +198,6 @@ def _name_errors(name: Any, parent_dir_name: str) -> list[str]:
     if "--" in name:
         errors.append("name must not contain consecutive hyphens")
     return errors
-
-
-def read_text(path: str) -> str:
-    """Read UTF-8 like Node (invalid bytes become U+FFFD, a BOM is kept)."""
-    with open(path, "rb") as handle:
-        return handle.read().decode("utf-8", errors="replace")
 
 
 def load_skill_from_file(file_path: str, source: str) -> tuple[Skill | None, list[SkillDiagnostic]]:
