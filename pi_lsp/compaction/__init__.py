@@ -1,6 +1,14 @@
 """pi-compatible context compaction: token accounting, cut points, file tracking, preparation.
 
-Everything here is pure and synchronous; model calls live in :mod:`pi_lsp.llm`.
+Everything here is pure and synchronous; model calls live in :mod:`pi_lsp.llm`. Typical use by
+the server, per session::
+
+    cache = TokenCache()                      # one per open session
+    cache.warm(entries)                       # once, after loading
+    usage = context_usage_for_path(branch, context_window, settings, tokenizer, cache)
+    prep = prepare_compaction(branch, settings, cache)   # None → NothingToCompact
+    prep.summary_view()                       # pi/prepareCompaction dry run
+    result = await pi_lsp.llm.compact(prep, summarizer, custom_instructions, thinking_level)
 """
 
 from pi_lsp.compaction.branch import (

@@ -323,7 +323,8 @@ class TokenCache:
         if not isinstance(entry_id, str):
             message = entry_message(entry)
             return count_message_tokens(message, tokenizer) if message is not None else 0
-        key = (name, entry_id, entry.get("timestamp"))
+        stamp = entry.get("timestamp")
+        key = (name, entry_id, stamp if isinstance(stamp, str) else None)
         cached = self._counts.get(key)
         if cached is not None:
             return cached

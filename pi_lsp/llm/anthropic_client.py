@@ -27,10 +27,10 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import anthropic
-import httpx2
+if TYPE_CHECKING:  # the SDK takes seconds to import; load it on first use only
+    import anthropic
 
 DEFAULT_MODEL: Final = "claude-sonnet-4-5"
 THINKING_BUDGETS: Final = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384}
@@ -65,32 +65,42 @@ def scrub(text: str) -> str:
     return _HEADER_PATTERN.sub(lambda m: m.group(1) + m.group(2) + "[redacted]", text)
 
 
-class _ScrubFilter(logging.Filter):
-    """Rewrites log records of the HTTP stack so a credential can never reach a log handler."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a broken record is not ours to fix; let logging report it
-            return True
-        cleaned = scrub(message)
-        if cleaned != message:
-            record.msg, record.args = cleaned, None
-        if record.exc_info and record.exc_info[1] is not None:
-            record.exc_text = scrub(logging.Formatter().formatException(record.exc_info))
-            record.exc_info = None
-        return True
+_LOG_PREFIXES: Final = ("anthropic", "httpx", "httpcore", "pi_lsp")
+_factory_installed = False
 
 
-_FILTER = _ScrubFilter()
-_LOGGERS: Final = ("anthropic", "anthropic._base_client", "anthropic._response", "httpx2", "httpcore2", __name__)
+def _scrub_record(record: logging.LogRecord) -> None:
+    try:
+        message = record.getMessage()
+    except Exception:  # a broken record is not ours to fix; logging reports it later
+        return
+    cleaned = scrub(message)
+    if cleaned != message:
+        record.msg, record.args = cleaned, None
+    if record.exc_info and record.exc_info[1] is not None:
+        record.exc_text = scrub(logging.Formatter().formatException(record.exc_info))
+        record.exc_info = None
 
 
 def _install_log_filters() -> None:
-    for name in _LOGGERS:
-        logger = logging.getLogger(name)
-        if _FILTER not in logger.filters:
-            logger.addFilter(_FILTER)
+    """Scrub every record of the HTTP stack (and ours) as it is created.
+
+    A record factory rather than logger filters: filters do not apply to records of child
+    loggers (``httpcore2.http11`` logs raw request headers, i.e. the credential).
+    """
+    global _factory_installed
+    if _factory_installed:
+        return
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        if record.name.startswith(_LOG_PREFIXES):
+            _scrub_record(record)
+        return record
+
+    logging.setLogRecordFactory(factory)
+    _factory_installed = True
 
 
 class ModelError(Exception):
@@ -143,7 +153,7 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_delay)
-        return min(self.base_delay * (2**attempt), self.max_delay)
+        return float(min(self.base_delay * (1 << attempt), self.max_delay))
 
 
 @dataclass
@@ -171,8 +181,11 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
     try:
         return float(value)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return parsed.timestamp() - time.time() if parsed else None
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return float(parsed.timestamp() - time.time())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,6 +198,11 @@ class AnthropicClient:
     Credentials: ``api_key`` or ``ANTHROPIC_API_KEY``; endpoint: ``base_url`` or
     ``ANTHROPIC_BASE_URL`` (else the SDK default). Cancelling the awaiting task closes the HTTP
     stream at once; nothing is retried after a cancellation.
+
+    ``timeout`` bounds each attempt as a whole (and every network read inside it); ``retry``
+    decides how often and how long to wait between attempts; ``stream`` picks SSE streaming or a
+    single JSON response; ``supports_thinking`` False never sends a thinking block (models
+    without extended thinking); ``max_output_tokens`` is the model's output cap.
     """
 
     def __init__(
@@ -193,7 +211,7 @@ class AnthropicClient:
         *,
         api_key: str | None = None,
         base_url: str | None = None,
-        timeout: float = 300.0,
+        timeout: float = 600.0,
         connect_timeout: float = 10.0,
         retry: RetryPolicy | None = None,
         stream: bool = True,
@@ -223,6 +241,9 @@ class AnthropicClient:
         if self._api_key is None:
             raise ModelError("No Anthropic API key configured (set ANTHROPIC_API_KEY)", None, False)
         if self._client is None:
+            import anthropic
+            import httpx2
+
             self._client = anthropic.AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self._base_url,
@@ -394,6 +415,9 @@ class _StreamCollector:
 
 def _classify(exc: Exception) -> tuple[ModelError, float | None]:
     """Map an SDK/transport exception to a scrubbed :class:`ModelError` and a ``retry-after``."""
+    import anthropic
+    import httpx2
+
     if isinstance(exc, anthropic.APIStatusError):
         status: int | None = exc.status_code
         error_type = getattr(exc, "type", None)

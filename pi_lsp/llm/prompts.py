@@ -28,7 +28,12 @@ SYSTEM_PROMPT: Final = (
 
 _CLOSING: Final = "Keep every section short. Copy file paths, function names and error messages exactly."
 
-HISTORY_INSTRUCTIONS: Final = f"""Write a checkpoint of the conversation above. Another model will continue the work with nothing but this checkpoint, so capture what it needs. Follow this layout exactly, keeping every heading:
+_HISTORY_INTRO: Final = (
+    "Write a checkpoint of the conversation above. Another model will continue the work with nothing "
+    "but this checkpoint, so capture what it needs. Follow this layout exactly, keeping every heading:"
+)
+
+HISTORY_INSTRUCTIONS: Final = f"""{_HISTORY_INTRO}
 
 ## Goal
 [The user's objective; list several if the session covered more than one task.]
@@ -59,7 +64,12 @@ HISTORY_INSTRUCTIONS: Final = f"""Write a checkpoint of the conversation above. 
 
 {_CLOSING}"""
 
-UPDATE_INSTRUCTIONS: Final = f"""The conversation above is NEW material that happened after the checkpoint inside <previous-summary>. Revise that checkpoint so it also covers the new material:
+_UPDATE_INTRO: Final = (
+    "The conversation above is NEW material that happened after the checkpoint inside "
+    "<previous-summary>. Revise that checkpoint so it also covers the new material:"
+)
+
+UPDATE_INSTRUCTIONS: Final = f"""{_UPDATE_INTRO}
 - KEEP everything the previous checkpoint records, unless it has clearly stopped mattering
 - ADD new progress, decisions and context
 - MOVE items from "In Progress" to "Done" once they are finished
@@ -95,7 +105,13 @@ Follow this layout exactly, keeping every heading:
 
 {_CLOSING}"""
 
-TURN_PREFIX_INSTRUCTIONS: Final = """The conversation above is only the BEGINNING of one turn that was too long to keep whole. Its END (the most recent work) stays in the context verbatim, right after your summary. Summarise the beginning so that the kept end can be understood:
+_TURN_PREFIX_INTRO: Final = (
+    "The conversation above is only the BEGINNING of one turn that was too long to keep whole. Its END "
+    "(the most recent work) stays in the context verbatim, right after your summary. Summarise the "
+    "beginning so that the kept end can be understood:"
+)
+
+TURN_PREFIX_INSTRUCTIONS: Final = f"""{_TURN_PREFIX_INTRO}
 
 ## Original Request
 [What the user asked for in this turn]
@@ -108,7 +124,12 @@ TURN_PREFIX_INSTRUCTIONS: Final = """The conversation above is only the BEGINNIN
 
 Be brief and include only what the kept part depends on."""
 
-BRANCH_INSTRUCTIONS: Final = f"""Write a checkpoint of this conversation branch, to be read when the user comes back to it later. Follow this layout exactly, keeping every heading:
+_BRANCH_INTRO: Final = (
+    "Write a checkpoint of this conversation branch, to be read when the user comes back to it later. "
+    "Follow this layout exactly, keeping every heading:"
+)
+
+BRANCH_INSTRUCTIONS: Final = f"""{_BRANCH_INTRO}
 
 ## Goal
 [What the user was after in this branch]
@@ -141,7 +162,8 @@ FOCUS_LABEL: Final = "Additional focus: "
 NO_PRIOR_HISTORY: Final = "No prior history."
 SPLIT_TURN_SEPARATOR: Final = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 BRANCH_SUMMARY_PREAMBLE: Final = (
-    "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n"
+    "The user explored a different conversation branch before returning here.\n"
+    "Summary of that exploration:\n\n"
 )
 NO_BRANCH_CONTENT: Final = "No content to summarize"
 NO_SUMMARY_GENERATED: Final = "No summary generated"

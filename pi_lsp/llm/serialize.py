@@ -19,7 +19,9 @@ TOOL_RESULT_LIMIT: Final = 2000
 
 # How summaries re-enter a model's context. Our wording; the tag layout matches pi's (compaction:
 # newline before </summary>; branch: none).
-COMPACTION_SUMMARY_OPEN: Final = "Earlier turns of this conversation were condensed into this summary:\n\n<summary>\n"
+COMPACTION_SUMMARY_OPEN: Final = (
+    "Earlier turns of this conversation were condensed into this summary:\n\n<summary>\n"
+)
 COMPACTION_SUMMARY_CLOSE: Final = "\n</summary>"
 BRANCH_SUMMARY_OPEN: Final = "Summary of a side branch this conversation returned from:\n\n<summary>\n"
 BRANCH_SUMMARY_CLOSE: Final = "</summary>"

@@ -18,7 +18,7 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from pi_lsp.prompt.jscompat import js_trim
+from pi_lsp.prompt.jscompat import js_length, js_trim
 
 __all__ = [
     "Frontmatter",
@@ -36,16 +36,25 @@ __all__ = [
 class FrontmatterError(ValueError):
     """Invalid YAML in a frontmatter block.
 
-    ``line``/``column`` are 1-based within the YAML text (what pi's message prints); ``file_line``
-    is the 0-based line in the (newline-normalised) file, for editor diagnostics.
+    ``line``/``column`` are 1-based within the YAML text, the column in UTF-16 units (what pi's
+    message prints); ``file_line`` and ``char_index`` (0-based, code points) locate the error in the
+    newline-normalised file for editor diagnostics.
     """
 
-    def __init__(self, message: str, line: int | None, column: int | None, file_line: int | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        line: int | None = None,
+        column: int | None = None,
+        file_line: int | None = None,
+        char_index: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
         self.column = column
         self.file_line = file_line
+        self.char_index = char_index
 
 
 @dataclass(frozen=True)
@@ -121,8 +130,6 @@ def strip_frontmatter(text: str) -> str:
 class _Yaml12Loader(yaml.SafeLoader):
     """SafeLoader with YAML 1.2 core-schema scalars and unique keys."""
 
-    yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}
-
     def construct_mapping(self, node: Node, deep: bool = False) -> dict[Any, Any]:
         if isinstance(node, MappingNode):
             seen: set[tuple[str, Any]] = set()
@@ -162,6 +169,8 @@ def _float12(loader: yaml.SafeLoader, node: Node) -> float:
     return float(value)
 
 
+# A fresh resolver table: SafeLoader's YAML 1.1 resolvers (yes/no, dates, 0777, <<) are dropped.
+_Yaml12Loader.yaml_implicit_resolvers = {}
 _Yaml12Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
@@ -186,58 +195,92 @@ _Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _int12)
 _Yaml12Loader.add_constructor("tag:yaml.org,2002:float", _float12)
 
 # PyYAML wording -> the yaml npm package's wording for the mistakes people actually make.
+_FLOW_SEQUENCE = "Flow sequence in block collection must be sufficiently indented and end with a ]"
+_FLOW_MAP = "Flow map in block collection must be sufficiently indented and end with a }"
 _PROBLEM_WORDING: tuple[tuple[str, str, str], ...] = (
-    ("flow sequence", "expected ',' or ']'", "Flow sequence in block collection must be sufficiently "
-     "indented and end with a ]"),
-    ("flow mapping", "expected ',' or '}'", "Flow map in block collection must be sufficiently "
-     "indented and end with a }"),
+    ("flow sequence", "expected ',' or ']'", _FLOW_SEQUENCE),
+    ("flow mapping", "expected ',' or '}'", _FLOW_MAP),
     ("quoted scalar", "unexpected end of stream", 'Missing closing "quote'),
-    ("", "that cannot start any token", "Tabs are not allowed as indentation"),
+    ("", "found character '\\t' that cannot start any token", "Tabs are not allowed as indentation"),
     ("", "mapping values are not allowed here", "Nested mappings are not allowed in compact mappings"),
+    ("", "expected '<document start>'", "Missing directives-end indicator line"),
 )
 
 
-def _wording(context: str, problem: str) -> str:
+def _innermost_open_flow(text: str) -> str | None:
+    """The innermost ``[`` or ``{`` still open at the end of ``text`` (quotes skipped roughly)."""
+    stack: list[str] = []
+    quote: str | None = None
+    for char in text:
+        if quote is not None:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char in "[{":
+            stack.append(char)
+        elif char in "]}" and stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
+def _wording(context: str, problem: str, before_mark: str) -> str:
+    if "flow node" in context and "'<stream end>'" in problem:
+        opener = _innermost_open_flow(before_mark)
+        if opener is not None:
+            return _FLOW_SEQUENCE if opener == "[" else _FLOW_MAP
     for context_part, problem_part, wording in _PROBLEM_WORDING:
         if context_part in context and problem_part in problem:
-            if "cannot start any token" in problem and "\\t" not in problem:
-                continue
             return wording
     text = problem or context or "Invalid YAML"
     return text[:1].upper() + text[1:]
 
 
-def _excerpt(source: str, line: int, column: int) -> str:
-    """The ``:\\n\\n<line>\\n<caret>\\n`` tail the yaml package appends to its messages."""
-    lines = source.split("\n")
-    line_text = lines[line - 1] if 0 < line <= len(lines) else ""
+def _excerpt(line_text: str, previous: str | None, char_index: int, pointer_column: int) -> str:
+    """The ``:\n\n<line>\n<caret>\n`` tail the yaml package appends to its messages."""
     if len(line_text) > 80:
         line_text = line_text[:79] + "…"
-    ci = column - 1
-    if line > 1 and line_text[:ci].strip(" ") == "":
-        previous = lines[line - 2]
+    if previous is not None and line_text[:char_index].strip(" ") == "":
         if len(previous) > 80:
             previous = previous[:79] + "…"
         line_text = previous + "\n" + line_text
     if not re.search(r"[^ ]", line_text):
         return ""
-    return f":\n\n{line_text}\n{' ' * ci}^\n"
+    return f":\n\n{line_text}\n{' ' * pointer_column}^\n"
 
 
 def parse_yaml12(text: str) -> Any:
-    """Parse one YAML document with 1.2 core semantics; errors become :class:`FrontmatterError`."""
+    """Parse one YAML document with 1.2 core semantics; errors become :class:`FrontmatterError`.
+
+    The text is parsed with a final newline ensured, because the ``yaml`` package ends a clipped
+    block scalar (``description: |``) with a newline even at the end of input and PyYAML does not;
+    errors are reported from a parse of the original text so that their positions match pi's.
+    """
     try:
-        return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text if text.endswith("\n") else text + "\n", Loader=_Yaml12Loader)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        pass
+    return _load_reporting_errors(text)
+
+
+def _load_reporting_errors(text: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_Yaml12Loader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        wording = _wording(error.context or "", error.problem or "")
+        before = text[: mark.index] if mark is not None else text
+        wording = _wording(error.context or "", error.problem or "", before)
         if mark is None:
-            raise FrontmatterError(wording, None, None, None) from error
-        line, column = mark.line + 1, mark.column + 1
-        message = f"{wording} at line {line}, column {column}{_excerpt(text, line, column)}"
-        raise FrontmatterError(message, line, column, None) from error
+            raise FrontmatterError(wording) from error
+        lines = text.split("\n")
+        line_text = lines[mark.line] if mark.line < len(lines) else ""
+        previous = lines[mark.line - 1] if 0 < mark.line <= len(lines) else None
+        utf16_column = js_length(line_text[: mark.column])  # JS strings count UTF-16 units
+        tail = _excerpt(line_text, previous, mark.column, utf16_column)
+        message = f"{wording} at line {mark.line + 1}, column {utf16_column + 1}{tail}"
+        raise FrontmatterError(message, mark.line + 1, utf16_column + 1, None, mark.column) from error
     except (yaml.YAMLError, ValueError, RecursionError) as error:
-        raise FrontmatterError(str(error) or "Invalid YAML", None, None, None) from error
+        raise FrontmatterError(str(error) or "Invalid YAML") from error
 
 
 def frontmatter_key_spans(text: str) -> dict[str, KeySpan]:
@@ -246,7 +289,7 @@ def frontmatter_key_spans(text: str) -> dict[str, KeySpan]:
     if not yaml_text:
         return {}
     try:
-        root = yaml.compose(yaml_text, Loader=_Yaml12Loader)  # noqa: S506
+        root = yaml.compose(yaml_text, Loader=_Yaml12Loader)
     except (yaml.YAMLError, RecursionError):
         return {}
     spans: dict[str, KeySpan] = {}

@@ -70,7 +70,9 @@ SKILLS_INTRO: Final = (
 BUILTIN_TOOL_SNIPPETS: Final = {
     "read": "Read file contents",
     "bash": "Execute bash commands (ls, grep, find, etc.)",
-    "edit": "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
+    "edit": (
+        "Make precise file edits with exact text replacement, including multiple disjoint edits in one call"
+    ),
     "write": "Create or overwrite files",
     "grep": "Search file contents for patterns (respects .gitignore)",
     "find": "Find files by glob pattern (respects .gitignore)",

@@ -101,7 +101,8 @@ class Collision:
 class SkillDiagnostic:
     """A problem with a skill file or path.
 
-    ``field`` (``"name"``/``"description"``) and ``line``/``column`` (0-based, file coordinates)
+    ``field`` (``"name"``/``"description"``) and ``line``/``column`` (0-based file line and
+    code-point column)
     are position hints for editor diagnostics; they are not part of pi's shape.
     """
 
@@ -212,7 +213,9 @@ def load_skill_from_file(file_path: str, source: str) -> tuple[Skill | None, lis
         fields = parse_frontmatter(text).fields
     except FrontmatterError as error:
         return None, [
-            SkillDiagnostic("warning", error.message, file_path, line=error.file_line, column=error.column)
+            SkillDiagnostic(
+                "warning", error.message, file_path, line=error.file_line, column=error.char_index
+            )
         ]
     skill_dir = os.path.dirname(file_path)
     parent_dir_name = os.path.basename(skill_dir)
@@ -228,7 +231,7 @@ def load_skill_from_file(file_path: str, source: str) -> tuple[Skill | None, lis
         field_name = "description" if str(error).startswith("description") else "name"
         diagnostics.append(SkillDiagnostic("warning", str(error), file_path, field=field_name))
         return None, diagnostics
-    if not js_truthy(description) or js_trim(description) == "":
+    if not isinstance(description, str) or not isinstance(name, str) or js_trim(description) == "":
         return None, diagnostics
     skill = Skill(
         name=name,
@@ -323,15 +326,21 @@ def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[s
             if is_dir:
                 if rules.ignores(relative + "/"):
                     continue
-                real = canonical_path(full) if entry.is_symlink() else os.path.join(real_directory, entry.name)
+                linked = entry.is_symlink()
+                real = canonical_path(full) if linked else os.path.join(real_directory, entry.name)
                 if real in ancestors:
                     message = f"symlink loop: {full} leads back to {real}; not followed"
                     diagnostics.append(SkillDiagnostic("warning", message, full))
                     continue
                 walk(full, real, ancestors | {real})
-            elif is_file and include_root_md and directory == root and entry.name.endswith(".md"):
-                if not rules.ignores(relative):
-                    files.append(full)
+            elif (
+                is_file
+                and include_root_md
+                and directory == root
+                and entry.name.endswith(".md")
+                and not rules.ignores(relative)
+            ):
+                files.append(full)
 
     real_root = canonical_path(root)
     walk(root, real_root, frozenset({real_root}))

@@ -81,44 +81,56 @@ class SessionIndex:
         Roots are entries with a null, own or unknown parent. Unlike pi, entries caught in a parent
         cycle are not lost: the first of each cycle in file order becomes a root.
         """
-        nodes = [TreeNode(record) for record in self.records]
+        labels = self.labels
+        nodes = [TreeNode(record, []) for record in self.records]
         node_by_id: dict[str, TreeNode] = {}
         for node in nodes:
-            if node.record.id is not None:
-                node_by_id[node.record.id] = node
-            label = self.labels.get(node.record.id) if node.record.id is not None else None
-            if label is not None:
-                node.label, node.label_timestamp = label
+            entry_id = node.record.id
+            if entry_id is not None:
+                node_by_id[entry_id] = node
+                if labels:
+                    label = labels.get(entry_id)
+                    if label is not None:
+                        node.label, node.label_timestamp = label
         roots: list[TreeNode] = []
-        parent_of: dict[int, TreeNode] = {}
+        find = node_by_id.get
         for node in nodes:
-            parent_id = node.record.parent_id
-            parent = node_by_id.get(parent_id) if parent_id is not None else None
-            if parent is None or parent_id == node.record.id:
+            record = node.record
+            parent_id = record.parent_id
+            parent = find(parent_id) if parent_id is not None else None
+            if parent is None or parent_id == record.id:
                 roots.append(node)
             else:
                 parent.children.append(node)
-                parent_of[id(node)] = parent
-        self._rescue_cycles(nodes, roots, parent_of)
+        self._rescue_cycles(nodes, roots, node_by_id)
         for node in nodes:
             if len(node.children) > 1:
                 node.children.sort(key=_timestamp_key)
         return roots
 
     @staticmethod
-    def _rescue_cycles(nodes: list[TreeNode], roots: list[TreeNode], parent_of: dict[int, TreeNode]) -> None:
+    def _rescue_cycles(nodes: list[TreeNode], roots: list[TreeNode], node_by_id: dict[str, TreeNode]) -> None:
+        # Every non-root node hangs under exactly one parent, so a walk from the roots meets each
+        # reachable node once: when it meets them all there is no cycle (the common case).
+        count = 0
+        stack = list(roots)
+        while stack:
+            count += 1
+            stack.extend(stack.pop().children)
+        if count == len(nodes):
+            return
         reachable: set[int] = set()
         stack = list(roots)
         while stack:
             node = stack.pop()
             reachable.add(id(node))
             stack.extend(node.children)
-        if len(reachable) == len(nodes):
-            return
         for node in nodes:
             if id(node) in reachable:
                 continue
-            parent = parent_of.get(id(node))
+            # Unreachable nodes are never roots, so they hang under the node of their parent id.
+            parent_id = node.record.parent_id
+            parent = node_by_id.get(parent_id) if parent_id is not None else None
             if parent is not None:
                 parent.children.remove(node)
             roots.append(node)

@@ -6,16 +6,18 @@ it can resume from a byte offset to pick up lines that another process appended.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pi_lsp.session.jsonl import RawLine, loads_line, split_lines
+import orjson
+
+from pi_lsp.session.jsonl import RawLine, loads_line
 from pi_lsp.session.records import EntryRecord
 
-CHUNK_BYTES = 16 * 1024 * 1024
+CHUNK_BYTES = 1 * 1024 * 1024
 Severity = Literal["error", "warning", "info"]
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def diagnostic(severity: Severity, message: str, line: int | None = None) -> dict[str, Any]:
@@ -41,37 +43,6 @@ class ReadResult:
     any_parsed: bool = False
 
 
-def _iter_complete_lines(
-    path: Path, start: int, first_line: int
-) -> Iterator[tuple[RawLine | None, int, int, bytes]]:
-    """Yield (line, offset after consumed data, next line number, tail) in file order.
-
-    The final yield has ``line=None`` and carries the unterminated tail (possibly empty).
-    """
-    number = first_line
-    offset = start
-    carry = b""
-    with path.open("rb") as handle:
-        handle.seek(start)
-        while True:
-            chunk = handle.read(CHUNK_BYTES)
-            if not chunk:
-                break
-            buffer = carry + chunk if carry else chunk
-            cut = buffer.rfind(b"\n")
-            if cut < 0:
-                carry = buffer
-                continue
-            complete = buffer[: cut + 1]
-            carry = buffer[cut + 1 :]
-            base = offset
-            for raw in split_lines(complete, base, number):
-                yield raw, base + len(complete), number, b""
-            number += complete.count(b"\n")
-            offset = base + len(complete)
-    yield None, offset, number, carry
-
-
 def read_lines(
     path: Path,
     *,
@@ -90,20 +61,69 @@ def read_lines(
     if keep_objects:
         result.objects = []
     need_header = expect_header
-    for raw, offset, number, tail in _iter_complete_lines(path, start, first_line):
-        if raw is None:
-            result.end_offset = offset
-            result.next_line = number
-            if tail.strip():
-                _read_tail(result, tail, offset, number, need_header)
-            break
-        need_header = _take_line(result, raw, need_header)
+    number = first_line
+    offset = start
+    carry = b""
+    with path.open("rb") as handle:
+        handle.seek(start)
+        while chunk := handle.read(CHUNK_BYTES):
+            buffer = carry + chunk if carry else chunk
+            cut = buffer.rfind(b"\n") + 1
+            if cut == 0:
+                carry = buffer
+                continue
+            carry = buffer[cut:]
+            number, need_header = _take_lines(result, buffer, cut, offset, number, need_header)
+            offset += cut
+    result.end_offset = offset
+    result.next_line = number
+    if carry.strip():
+        _read_tail(result, carry, offset, number, need_header)
     return result
+
+
+def _take_lines(
+    result: ReadResult, data: bytes, end: int, base: int, number: int, need_header: bool
+) -> tuple[int, bool]:
+    """Take the LF-terminated lines of ``data[:end]`` (``base`` is its file offset).
+
+    Returns the next line number and whether the header is still being looked for. Plain entry
+    lines take a fast path; everything else (blank, malformed, headers, migration) goes through
+    :func:`_take_line`.
+    """
+    records = result.records
+    fast = result.objects is None
+    find = data.find
+    position = 0
+    while position < end:
+        newline = find(b"\n", position, end)
+        line = data[position:newline]
+        if fast and not need_header:
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                value = None
+            if type(value) is dict and value.get("type") != "session":
+                result.any_parsed = True
+                records.append(EntryRecord(value, line, number))
+                number += 1
+                position = newline + 1
+                continue
+        if line.strip():
+            need_header = _take_line(result, RawLine(number, base + position, line), need_header)
+        number += 1
+        position = newline + 1
+    return number, need_header
+
+
+def _without_bom(data: bytes, offset: int) -> bytes:
+    """The file's first line without a UTF-8 BOM (pi trims the content, which drops U+FEFF)."""
+    return data[len(UTF8_BOM) :] if offset == 0 and data.startswith(UTF8_BOM) else data
 
 
 def _read_tail(result: ReadResult, tail: bytes, offset: int, number: int, need_header: bool) -> None:
     try:
-        value = loads_line(tail)
+        value = loads_line(_without_bom(tail, offset))
     except ValueError:
         value = None
     if isinstance(value, dict):
@@ -113,6 +133,8 @@ def _read_tail(result: ReadResult, tail: bytes, offset: int, number: int, need_h
             diagnostic("info", f"line {number} has no final newline; the next append adds it", number)
         )
     else:
+        if result.objects is not None:
+            result.objects.append(tail)  # a migration rewrite keeps it verbatim, like other bad lines
         result.diagnostics.append(
             diagnostic(
                 "warning",
@@ -125,6 +147,8 @@ def _read_tail(result: ReadResult, tail: bytes, offset: int, number: int, need_h
 
 def _take_line(result: ReadResult, raw: RawLine, need_header: bool) -> bool:
     """Account for one line; returns whether the header is still being looked for."""
+    if raw.offset == 0 and raw.data.startswith(UTF8_BOM):
+        raw = RawLine(raw.number, raw.offset, _without_bom(raw.data, 0))
     try:
         value = loads_line(raw.data)
     except ValueError as error:

@@ -16,12 +16,32 @@ CURRENT_SESSION_VERSION = 3
 JsonObject = dict[str, Any]
 
 
-def detect_version(objects: MutableSequence[JsonObject]) -> int:
+def header_version(header: JsonObject) -> int | float:
+    """pi's ``header.version ?? 1`` as a number: ``3.0`` and ``"3"`` count as 3, like JS's ``>=``.
+
+    Values that are not numbers at all (``true``, ``"abc"``, objects) count as current: migrating
+    would rebuild the tree as one chain with new ids, so we never do it on a guess.
+    """
+    version = header.get("version")
+    if version is None:
+        return 1
+    if isinstance(version, bool):
+        return CURRENT_SESSION_VERSION
+    if isinstance(version, int | float):
+        return version
+    if isinstance(version, str):
+        try:
+            return float(version)
+        except ValueError:
+            return CURRENT_SESSION_VERSION
+    return CURRENT_SESSION_VERSION
+
+
+def detect_version(objects: MutableSequence[JsonObject]) -> int | float:
     """``version`` of the first header object; 1 when absent or when there is no header."""
     for obj in objects:
         if obj.get("type") == "session":
-            version = obj.get("version")
-            return version if isinstance(version, int) and not isinstance(version, bool) else 1
+            return header_version(obj)
     return 1
 
 
@@ -63,7 +83,7 @@ def _migrate_v2_to_v3(objects: MutableSequence[JsonObject]) -> None:
                 message["role"] = "custom"
 
 
-def migrate_entries(objects: MutableSequence[JsonObject]) -> int:
+def migrate_entries(objects: MutableSequence[JsonObject]) -> int | float:
     """Migrate header and entries in place; returns the version they had (3 = nothing done)."""
     version = detect_version(objects)
     if version < 2:

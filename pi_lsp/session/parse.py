@@ -11,6 +11,8 @@ from pi_lsp.session.jsonl import loads_line, split_lines
 def parse_session_entries(content: str | bytes) -> list[dict[str, Any]]:
     """Every parseable JSON object line, in order; blank and malformed lines skipped."""
     data = content.encode() if isinstance(content, str) else content
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]  # JS's trim() removes a leading U+FEFF
     out: list[dict[str, Any]] = []
     for raw in split_lines(data.strip()):
         try:

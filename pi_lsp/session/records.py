@@ -6,6 +6,8 @@ survive untouched; the dict form is parsed on demand. This keeps memory close to
 
 from __future__ import annotations
 
+import sys
+from types import EllipsisType
 from typing import Any
 
 import orjson
@@ -66,14 +68,42 @@ def _preview(obj: dict[str, Any]) -> str | None:
         text = obj.get("customType") if isinstance(obj.get("customType"), str) else None
     if not text:
         return None
-    text = " ".join(text.split())
-    return text[:PREVIEW_CHARS]
+    return _normalized_head(text)
+
+
+def _normalized_head(text: str) -> str:
+    """``" ".join(text.split())[:PREVIEW_CHARS]`` without splitting all of a long text.
+
+    Whitespace-normalising a prefix of the text gives a prefix of the normalised text, so a
+    growing prefix is normalised until it yields enough characters.
+    """
+    size = PREVIEW_CHARS * 4
+    while size < len(text):
+        head = " ".join(text[:size].split())
+        if len(head) >= PREVIEW_CHARS:
+            return head[:PREVIEW_CHARS]
+        size *= 4
+    return " ".join(text.split())[:PREVIEW_CHARS]
+
+
+def _shared(value: Any) -> Any:
+    """One shared object for the few distinct short strings (types, roles, models) of a session."""
+    return sys.intern(value) if type(value) is str and len(value) <= 64 else value
 
 
 class EntryRecord:
-    """One entry line: identity, tree links, and small type-specific facts."""
+    """One entry line: identity, tree links, and small type-specific facts.
+
+    A canonical message line (``{"type":"message","id":…,"parentId":…,"timestamp":…,"message":M}``)
+    is kept as two parts, the head up to ``M`` and ``M`` itself, so :meth:`message_json` hands out
+    the stored bytes without copying; :attr:`raw` joins them back into the exact line. The preview
+    is computed from the line on first use.
+    """
 
     __slots__ = (
+        "_body",
+        "_head",
+        "_preview",
         "first_kept",
         "id",
         "label",
@@ -82,9 +112,7 @@ class EntryRecord:
         "model",
         "name",
         "parent_id",
-        "preview",
         "provider",
-        "raw",
         "role",
         "target_id",
         "thinking_level",
@@ -93,14 +121,16 @@ class EntryRecord:
     )
 
     def __init__(self, obj: dict[str, Any], raw: bytes, line: int) -> None:
-        self.raw = raw
+        self._head: bytes | None = None
+        self._body: bytes = raw
+        self._preview: str | EllipsisType | None = ...
         self.line = line
         entry_id = obj.get("id")
         self.id: str | None = entry_id if isinstance(entry_id, str) else None
         parent = obj.get("parentId")
         self.parent_id: str | None = parent if isinstance(parent, str) else None
         kind = obj.get("type")
-        self.type: str = kind if isinstance(kind, str) else ""
+        self.type: str = _shared(kind) if isinstance(kind, str) else ""
         self.timestamp: Any = obj.get("timestamp")
         self.role: str | None = None
         self.provider: Any = None
@@ -115,16 +145,17 @@ class EntryRecord:
             message = obj.get("message")
             if isinstance(message, dict):
                 role = message.get("role")
-                self.role = role if isinstance(role, str) else None
+                self.role = _shared(role) if isinstance(role, str) else None
                 if self.role == "assistant":
-                    self.provider = message.get("provider")
-                    self.model = message.get("model")
-                if tuple(obj) == _CANONICAL_MESSAGE_KEYS and all(
-                    value is None or isinstance(value, str) for key, value in obj.items() if key != "message"
+                    self.provider = _shared(message.get("provider"))
+                    self.model = _shared(message.get("model"))
+                if (
+                    tuple(obj) == _CANONICAL_MESSAGE_KEYS
+                    and (entry_id is None or isinstance(entry_id, str))
+                    and (parent is None or isinstance(parent, str))
+                    and (self.timestamp is None or isinstance(self.timestamp, str))
                 ):
-                    position = raw.find(_MESSAGE_KEY)
-                    if position > 0 and raw.rstrip().endswith(b"}"):
-                        self.message_start = position + len(_MESSAGE_KEY)
+                    self._locate_message(raw)
         elif self.type == "label":
             self.target_id = obj.get("targetId")
             self.label = obj.get("label")
@@ -137,7 +168,43 @@ class EntryRecord:
         elif self.type == "model_change":
             self.provider = obj.get("provider")
             self.model = obj.get("modelId")
-        self.preview = _preview(obj)
+
+    def _locate_message(self, raw: bytes) -> None:
+        position = raw.find(_MESSAGE_KEY)
+        if position <= 0:
+            return
+        stripped = raw.rstrip()
+        if not stripped.endswith(b"}"):
+            return
+        start = self.message_start = position + len(_MESSAGE_KEY)
+        if len(stripped) == len(raw):
+            self._head = raw[:start]
+            self._body = raw[start:-1]
+
+    @property
+    def raw(self) -> bytes:
+        """The exact bytes of the line (without its LF)."""
+        head = self._head
+        if head is None:
+            return self._body
+        return b"".join((head, self._body, b"}"))
+
+    @raw.setter
+    def raw(self, value: bytes) -> None:
+        self._head = None
+        self._body = value
+
+    @property
+    def preview(self) -> str | None:
+        """A one-line text preview (at most ``PREVIEW_CHARS``), or None; computed on first use."""
+        value = self._preview
+        if value is ...:
+            value = self._preview = _preview(self.entry())
+        return value
+
+    @preview.setter
+    def preview(self, value: str | None) -> None:
+        self._preview = value
 
     def entry(self) -> dict[str, Any]:
         """The entry as a fresh dict (callers may mutate it)."""
@@ -147,9 +214,11 @@ class EntryRecord:
 
     def message_json(self) -> bytes | None:
         """The exact bytes of the ``message`` object of a canonical message line, else None."""
+        if self._head is not None:
+            return self._body
         if self.message_start < 0:
             return None
-        return self.raw.rstrip()[self.message_start : -1]
+        return self._body.rstrip()[self.message_start : -1]
 
     def message(self) -> dict[str, Any] | None:
         """The stored message of a ``message`` entry (parsed from the smallest slice possible)."""

@@ -24,10 +24,10 @@ from pi_lsp.session.index import SessionIndex, TreeNode
 from pi_lsp.session.jsonl import dumps_compact
 from pi_lsp.session.leaf_state import LeafStore
 from pi_lsp.session.loader import ReadResult, diagnostic, read_lines
-from pi_lsp.session.migrations import CURRENT_SESSION_VERSION, migrate_entries
+from pi_lsp.session.migrations import CURRENT_SESSION_VERSION, header_version, migrate_entries
 from pi_lsp.session.paths import default_session_dir, session_file_name
 from pi_lsp.session.records import EntryRecord
-from pi_lsp.session.view import EMPTY_VIEW, ContextView, build_view, extend_view
+from pi_lsp.session.view import EMPTY_VIEW, ContextView, build_view, extend_view_many
 from pi_lsp.session.writer import append_lines, atomic_replace, write_new_file
 
 Entry = dict[str, Any]
@@ -64,6 +64,7 @@ class SessionManager:
         self._inode: int | None = None
         self._own_offsets: set[int] = set()
         self._view: ContextView = EMPTY_VIEW
+        self._view_appends: list[EntryRecord] = []  # appended under _view's leaf, not yet in it
         self._leaf_saved = False
 
     # ------------------------------------------------------------------ factories
@@ -195,6 +196,7 @@ class SessionManager:
         self._inode = None
         self._own_offsets = set()
         self._view = EMPTY_VIEW
+        self._view_appends = []
         self._leaf_saved = False
 
     def _set_session_file(self, path: Path, cwd_override: str | None) -> None:
@@ -212,8 +214,7 @@ class SessionManager:
                 return
             reason = "no session header" if read.header is None else "the first JSON line is not a header"
             raise InvalidSessionFileError(str(path), reason)
-        version = read.header.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < CURRENT_SESSION_VERSION:
+        if header_version(read.header) < CURRENT_SESSION_VERSION:
             read = self._migrate_file(path)
         self._adopt(read, path)
         if cwd_override is None and isinstance(read.header, dict) and isinstance(read.header.get("cwd"), str):
@@ -310,6 +311,10 @@ class SessionManager:
             target = self.index.records[-1].id if self.index.records else None
         if target is None:
             return EMPTY_VIEW
+        if self._view_appends:
+            # Appends extend the leaf's view lazily: one tuple copy per read, not per append.
+            self._view = extend_view_many(self._view, self._view_appends)
+            self._view_appends = []
         if self._view.leaf_id == target and self._view.path:
             return self._view
         view = build_view(self.index.path_to(target))
@@ -436,17 +441,20 @@ class SessionManager:
         entry = _in_pi_order(fields, entry_id, self.leaf_id, iso_now())
         raw = dumps_compact(entry)
         record = EntryRecord(entry, raw, 0)
-        parent_view = self._view if self._view.leaf_id == self.leaf_id and self.leaf_id is not None else None
+        view_leaf = self._view_appends[-1].id if self._view_appends else self._view.leaf_id
+        extends_view = view_leaf == self.leaf_id and self.leaf_id is not None
         self._persist(record)
         self.index.add(record)
         self.leaf_id = entry_id
         if self._leaf_saved and self.leaf_store is not None:
             self.leaf_store.clear(self.session_id)
             self._leaf_saved = False
-        if parent_view is not None:
-            self._view = extend_view(parent_view, record)
-        elif entry["parentId"] is None:
-            self._view = build_view([record])
+        if extends_view:
+            self._view_appends.append(record)
+        else:
+            self._view_appends = []
+            if entry["parentId"] is None:
+                self._view = build_view([record])
         return entry_id
 
     def _persist(self, record: EntryRecord) -> None:
@@ -462,10 +470,14 @@ class SessionManager:
             self._inode = path.stat().st_ino
             self._read_offset = result.end
             self._next_line = len(pending) + 1
+            for number, buffered in enumerate(self.index.records, start=2):
+                buffered.line = number
             record.line = len(pending)
             return
         result = append_lines(path, record.raw + b"\n", fsync=self.fsync)
         if result.size_before == self._read_offset:
+            # A newline put before our line ends an unterminated last line: that is one more line.
+            self._next_line += result.start - result.size_before
             self._read_offset = result.end
             record.line = self._next_line
             self._next_line += 1
@@ -549,6 +561,7 @@ class SessionManager:
         self.index.extend([*kept, *labels])
         for record in self.index.records:
             record.line = 0
+            record.raw = record.raw.rstrip()  # copied lines are written LF-only, like pi's rewrite
         last = self.index.records[-1]
         self.leaf_id = last.id
         if not self.persist or not self.session_dir:

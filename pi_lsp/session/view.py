@@ -141,3 +141,21 @@ def extend_view(view: ContextView, record: EntryRecord) -> ContextView:
     item = _emit(record)
     items = (*view.items, item) if item is not None else view.items
     return ContextView(record.id, path, items, thinking, model, view.compaction_index)
+
+
+def extend_view_many(view: ContextView, records: Sequence[EntryRecord]) -> ContextView:
+    """``extend_view`` for each of ``records`` in turn (a chain of appends), copying the tuples once."""
+    if len(records) <= 1:
+        return extend_view(view, records[0]) if records else view
+    path = (*view.path, *records)
+    if any(record.type == "compaction" for record in records):
+        return build_view(path)
+    thinking, model = view.thinking_level, view.model
+    added: list[ContextItem] = []
+    for record in records:
+        thinking, model = _scan(record, thinking, model)
+        item = _emit(record)
+        if item is not None:
+            added.append(item)
+    items = (*view.items, *added) if added else view.items
+    return ContextView(records[-1].id, path, items, thinking, model, view.compaction_index)

@@ -97,7 +97,12 @@ def atomic_replace(path: Path, data: bytes, *, expect_size: int | None = None) -
             os.unlink(temp_name)
             raise
         os.close(handle)
-        os.replace(temp_name, path)
+        try:
+            os.replace(temp_name, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp_name)
+            raise
     with contextlib.suppress(OSError):
         dir_fd = os.open(directory, os.O_RDONLY)
         try:
@@ -114,8 +119,11 @@ def write_new_file(path: Path, data: bytes) -> None:
         _write_all(handle, data)
         os.fsync(handle)
         os.fchmod(handle, 0o644)
-    finally:
+    except BaseException:
         os.close(handle)
+        os.unlink(temp_name)
+        raise
+    os.close(handle)
     try:
         os.link(temp_name, path)  # fails instead of overwriting an existing file
     finally:

@@ -1,0 +1,170 @@
+"""The ``pi-lsp`` command: the language server by default, plus small session tools.
+
+``pi-lsp`` serves LSP over stdio (``--tcp``/``--ws HOST:PORT`` for sockets); ``sessions``, ``tree``
+and ``context`` inspect session files without modifying them; ``demo`` drives a real server the way
+an editor does. Output is for people unless ``--json`` is given; errors go to stderr with exit 1.
+Imports stay inside the command functions so starting the server pays only for what it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from pi_lsp import __version__
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pi-lsp",
+        description="Language server for AI coding-agent chat over pi-compatible session files.",
+    )
+    parser.add_argument("--version", action="version", version=f"pi-lsp {__version__}")
+    _serve_options(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the language server (the default)")
+    _serve_options(serve)
+
+    sessions = commands.add_parser("sessions", help="list sessions of a project (newest first)")
+    sessions.add_argument("query", nargs="?", help='filter: words, "phrases" or re:REGEX')
+    sessions.add_argument("--all", action="store_true", help="sessions of every project")
+    sessions.add_argument("--cwd", help="project folder (default: the current directory)")
+    sessions.add_argument("--session-dir", help="session folder (default: pi's, or settings/env)")
+    sessions.add_argument("--limit", type=int, help="at most this many")
+    sessions.add_argument("--json", action="store_true", help="print the pi/listSessions result")
+
+    tree = commands.add_parser("tree", help="print a session file's tree")
+    tree.add_argument("file")
+    tree.add_argument("--json", action="store_true", help="print the pi/getTree result")
+    tree.add_argument("--flat", action="store_true", help="with --json: nodes without nesting")
+
+    context = commands.add_parser("context", help="print the LLM context of a session file")
+    context.add_argument("file")
+    context.add_argument("--leaf", help="entry id to build the context for (default: the leaf)")
+    context.add_argument("--json", action="store_true", help="print the pi/buildContext result")
+
+    demo = commands.add_parser("demo", help="drive a real server over stdio as an editor would (offline)")
+    demo.add_argument("--dir", help="folder for the demo's files (default: a new temporary folder)")
+    return parser
+
+
+def _serve_options(parser: argparse.ArgumentParser) -> None:
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument("--tcp", metavar="HOST:PORT", help="serve over TCP instead of stdio")
+    transport.add_argument("--ws", metavar="HOST:PORT", help="serve over WebSocket instead of stdio")
+    parser.add_argument("--log-file", help="write the log here instead of stderr")
+    parser.add_argument(
+        "--log-level", default="info", choices=("debug", "info", "warning", "error"), help="default: info"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    command = args.command or "serve"
+    try:
+        if command == "serve":
+            return _serve(args)
+        if command == "demo":
+            from pi_lsp.server.demo import run_demo
+
+            return run_demo(args.dir)
+        return {"sessions": _sessions, "tree": _tree, "context": _context}[command](args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:
+        from pi_lsp.service.errors import from_exception, redact
+
+        mapped = from_exception(error)
+        message = mapped.message if mapped is not None else f"{type(error).__name__}: {error}"
+        print(f"pi-lsp: error: {redact(message)}", file=sys.stderr)
+        return 1
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from pi_lsp.server import serve
+    from pi_lsp.server.logs import configure_logging
+
+    configure_logging(args.log_level, args.log_file)
+    return serve(tcp=args.tcp, ws=args.ws)
+
+
+def _print_json(value: Any) -> None:
+    import orjson
+
+    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
+    sys.stdout.flush()
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from pi_lsp.service.settings import Settings
+    from pi_lsp.session.listing import list_all_sessions, list_sessions, search_sessions
+
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    if args.all:
+        infos = list_all_sessions()
+    else:
+        infos = list_sessions(cwd, Settings(cwd).resolve_session_dir(cwd, args.session_dir))
+    infos = search_sessions(infos, args.query)
+    if args.limit is not None:
+        infos = infos[: max(args.limit, 0)]
+    if args.json:
+        _print_json({"sessions": [info.to_wire() for info in infos]})
+        return 0
+    if not infos:
+        print("no sessions found" + (f" for {cwd}" if not args.all else ""))
+        return 0
+    for info in infos:
+        title = info.name or info.first_message
+        title = " ".join(title.split())
+        title = title if len(title) <= 70 else title[:69] + "…"
+        print(f"{info.modified[:19].replace('T', ' ')}  {info.message_count:>5} msgs  {title}")
+        print(f"{'':>21}{info.path}")
+    return 0
+
+
+def _tree(args: argparse.Namespace) -> int:
+    from pi_lsp.service import wire
+    from pi_lsp.service.readonly import load_snapshot
+    from pi_lsp.service.render import render_tree
+
+    snapshot = load_snapshot(args.file)
+    roots = snapshot.tree()
+    if args.json:
+        _print_json(wire.tree_result(roots, snapshot.leaf_id, args.flat))
+        return 0
+    name = snapshot.index.session_name
+    print(
+        f"session {snapshot.session_id}"
+        + (f" — {name}" if name else "")
+        + f"  ({len(snapshot.index.records)} entries)"
+    )
+    for line in render_tree(roots, wire.node_fields, lambda node: node.children, snapshot.leaf_id):
+        print(line)
+    _print_diagnostics(snapshot.diagnostics)
+    return 0
+
+
+def _context(args: argparse.Namespace) -> int:
+    from pi_lsp.service import wire
+    from pi_lsp.service.readonly import load_snapshot
+    from pi_lsp.service.render import context_lines
+
+    snapshot = load_snapshot(args.file)
+    view = snapshot.context(args.leaf)
+    if args.json:
+        _print_json(wire.context_result(view))
+        return 0
+    leaf = args.leaf or snapshot.leaf_id
+    print(f"context of {leaf or '(no leaf)'}: {len(view)} messages")
+    for line in context_lines(view.iter_messages(), view.thinking_level, view.model):
+        print(line)
+    _print_diagnostics(snapshot.diagnostics)
+    return 0
+
+
+def _print_diagnostics(diagnostics: list[dict[str, Any]]) -> None:
+    for item in diagnostics:
+        print(f"pi-lsp: {item.get('severity')}: {item.get('message')}", file=sys.stderr)

@@ -1,0 +1,263 @@
+"""Server-side watcher for everything the system prompt is built from.
+
+Works without client file watchers (e.g. Neovim 0.7): it watches every context-file candidate
+from the filesystem root to each workspace cwd, the agent dir (even outside the workspace),
+``<cwd>/.pi``, every skill root recursively and both settings files. Events arrive from a backend
+thread (``watchdog`` when installed, stat polling otherwise) or from the client through
+:meth:`PromptWatcher.notify_paths`; both feed one debouncer, so a burst of changes - an editor's
+write-rename-chmod, ``git checkout``, or the same change reported by client and server - yields
+one ``on_change(cwd, changed_paths)`` call per affected cwd.
+
+Threading: the debouncer runs on its own daemon thread. Without ``loop``, ``on_change`` is called
+on that thread and must hop to the server's event loop itself (``loop.call_soon_threadsafe``).
+With ``loop`` (the pygls server's asyncio loop), the watcher does that hop: ``on_change`` runs on
+the loop, and a coroutine it returns is scheduled as a task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+from urllib.parse import unquote, urlparse
+
+from pi_lsp.agent_dir import agent_dir as default_agent_dir
+from pi_lsp.prompt.watch_backends import Backend, PollingBackend, WatchdogBackend, watchdog_available
+from pi_lsp.prompt.watch_plan import WatchPlan, plan_watch
+
+__all__ = ["ChangeCallback", "PromptWatcher"]
+
+log = logging.getLogger(__name__)
+
+ChangeCallback = Callable[[str, list[str]], Any]
+"""``on_change(cwd, changed_paths)``; may return an awaitable when a loop is given."""
+
+BackendChoice = Literal["auto", "watchdog", "poll"]
+
+
+def _to_path(value: str) -> str:
+    if value.startswith("file:"):
+        return os.path.normpath(unquote(urlparse(value).path))
+    return os.path.normpath(os.path.abspath(value))
+
+
+class PromptWatcher:
+    """Debounced change notifications for the prompt inputs of one or more workspace cwds.
+
+    ``debounce`` is the quiet time that ends a burst (default 100 ms; the polling backend adds one
+    ``poll_interval``); ``max_delay`` caps how long a continuous stream of changes can postpone
+    the callback. ``backend`` picks ``watchdog`` (native events; needs the optional package),
+    ``poll`` (stat polling) or ``auto`` (watchdog when importable).
+    """
+
+    def __init__(
+        self,
+        on_change: ChangeCallback,
+        *,
+        agent_dir: str | os.PathLike[str] | None = None,
+        home: str | None = None,
+        debounce: float = 0.1,
+        max_delay: float = 1.0,
+        backend: BackendChoice = "auto",
+        poll_interval: float = 0.05,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        self._on_change = on_change
+        self._agent_dir = os.fspath(agent_dir) if agent_dir is not None else str(default_agent_dir())
+        self._home = home
+        self._debounce = debounce
+        self._max_delay = max(max_delay, debounce)
+        self._loop = loop
+        self._plans: dict[str, WatchPlan] = {}
+        self._lock = threading.Condition()
+        self._pending: dict[str, set[str]] = {}
+        self._new_dirs: list[str] = []
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._first_event = 0.0
+        self._last_event = 0.0
+        self._running = False
+        self._worker: threading.Thread | None = None
+        use_watchdog = backend == "watchdog" or (backend == "auto" and watchdog_available())
+        self._backend: Backend
+        if use_watchdog:
+            self._backend = WatchdogBackend(self._from_backend)
+        else:
+            self._backend = PollingBackend(self._from_backend, poll_interval)
+            # One burst can span two polls; a quiet poll, not just quiet time, ends it.
+            self._debounce = debounce + poll_interval
+            self._max_delay = max(self._max_delay, self._debounce)
+
+    # -- configuration ------------------------------------------------------------------------
+
+    @property
+    def backend_name(self) -> str:
+        """``"watchdog"`` or ``"poll"``."""
+        return self._backend.name
+
+    def roots(self) -> list[str]:
+        """The cwds being watched."""
+        with self._lock:
+            return list(self._plans)
+
+    def add_root(self, cwd: str) -> None:
+        """Start watching the prompt inputs of ``cwd`` (a workspace folder or session cwd)."""
+        cwd = os.path.abspath(cwd)
+        plan = plan_watch(cwd, self._agent_dir, home=self._home)
+        with self._lock:
+            self._plans[cwd] = plan
+        self._apply()
+
+    def remove_root(self, cwd: str) -> None:
+        """Stop watching ``cwd``; pending changes for it are dropped."""
+        cwd = os.path.abspath(cwd)
+        with self._lock:
+            self._plans.pop(cwd, None)
+            self._pending.pop(cwd, None)
+        self._apply()
+
+    def refresh(self) -> None:
+        """Re-plan every root (settings may name new skill paths; directories may have appeared)."""
+        with self._lock:
+            roots = list(self._plans)
+        plans = {cwd: plan_watch(cwd, self._agent_dir, home=self._home) for cwd in roots}
+        with self._lock:
+            for cwd, plan in plans.items():
+                if cwd in self._plans:
+                    self._plans[cwd] = plan
+        self._apply()
+
+    def _apply(self) -> list[tuple[str, bool]]:
+        with self._lock:
+            plans = list(self._plans.values())
+            running = self._running
+        return self._backend.apply(plans) if running else []
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the backend and the debounce thread (idempotent)."""
+        with self._lock:
+            if self._running:
+                return
+            self._running = True
+        self._backend.start()
+        self._apply()
+        self._worker = threading.Thread(target=self._run, name="pi-prompt-watch", daemon=True)
+        self._worker.start()
+
+    def stop(self) -> None:
+        """Stop watching; no callback is made after this returns."""
+        with self._lock:
+            if not self._running:
+                return
+            self._running = False
+            self._pending.clear()
+            self._lock.notify_all()
+        self._backend.stop()
+        if self._worker is not None and self._worker is not threading.current_thread():
+            self._worker.join(timeout=5)
+        self._worker = None
+
+    def __enter__(self) -> PromptWatcher:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- events -------------------------------------------------------------------------------
+
+    def notify_paths(self, paths: Iterable[str]) -> None:
+        """Feed changes reported by the client (``workspace/didChangeWatchedFiles``; paths or URIs)."""
+        self._ingest([_to_path(p) for p in paths], None)
+
+    def _from_backend(self, paths: Sequence[str], is_dir: bool | None, kind: str) -> None:
+        normalized = [os.path.normpath(p) for p in paths]
+        if is_dir and kind in ("created", "moved"):
+            with self._lock:
+                if any(plan.structural(d) for plan in self._plans.values() for d in normalized):
+                    self._new_dirs.extend(normalized)
+                    self._lock.notify_all()
+        self._ingest(normalized, is_dir)
+
+    def _catch_up(self) -> None:
+        """A directory on the way to a watched location appeared: watch it now (on the worker
+        thread, never the backend's), and report inputs written into it before the watch existed."""
+        with self._lock:
+            plans = list(self._plans.values())
+        found: list[str] = []
+        for directory, recursive in self._apply():
+            for plan in plans:
+                found.extend(plan.existing_inputs(directory, recursive))
+        if found:
+            self._ingest(found, False)
+
+    def _ingest(self, paths: Sequence[str], is_dir: bool | None) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if not self._running:
+                return
+            touched = False
+            for cwd, plan in self._plans.items():
+                relevant = [p for p in paths if plan.relevant(p, is_dir)]
+                if relevant:
+                    if not self._pending:
+                        self._first_event = now
+                    self._pending.setdefault(cwd, set()).update(relevant)
+                    touched = True
+            if touched:
+                self._last_event = now
+                self._lock.notify_all()
+
+    # -- debounce and dispatch ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while self._running and not self._new_dirs:
+                    if not self._pending:
+                        self._lock.wait()
+                        continue
+                    due = min(self._last_event + self._debounce, self._first_event + self._max_delay)
+                    remaining = due - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    self._lock.wait(remaining)
+                if not self._running:
+                    return
+                catch_up, self._new_dirs = bool(self._new_dirs), []
+                batch: dict[str, set[str]] = {}
+                if not catch_up:
+                    batch, self._pending = self._pending, {}
+            if catch_up:
+                self._catch_up()
+                continue
+            for cwd, changed in batch.items():
+                self._dispatch(cwd, sorted(changed))
+            try:
+                self.refresh()
+            except Exception:  # pragma: no cover - re-planning must not kill the thread
+                log.exception("prompt watcher re-plan failed")
+
+    def _dispatch(self, cwd: str, changed: list[str]) -> None:
+        if self._loop is not None:
+            with contextlib.suppress(RuntimeError):  # a closed loop: the server is shutting down
+                self._loop.call_soon_threadsafe(self._invoke, cwd, changed)
+            return
+        self._invoke(cwd, changed)
+
+    def _invoke(self, cwd: str, changed: list[str]) -> None:
+        try:
+            result = self._on_change(cwd, changed)
+            if inspect.isawaitable(result):
+                task = asyncio.ensure_future(result)
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        except Exception:
+            log.exception("prompt change callback failed for %s", cwd)

@@ -1,0 +1,184 @@
+"""How the prompt watcher learns about file changes: inotify-style events or stat polling.
+
+Both backends report raw paths to a sink from their own thread; relevance filtering and debouncing
+happen in :mod:`pi_lsp.prompt.watch`. ``WatchdogBackend`` uses the optional ``watchdog`` package
+(inotify on Linux, FSEvents on macOS, ReadDirectoryChangesW on Windows). ``PollingBackend`` needs
+nothing: it stats the planned paths every ``interval`` seconds, which suits machines without
+inotify and keeps working where watch limits are exhausted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+from pi_lsp.prompt.watch_plan import WatchPlan, iter_tree_files
+
+__all__ = ["Backend", "PollingBackend", "Sink", "WatchdogBackend", "watchdog_available"]
+
+log = logging.getLogger(__name__)
+
+Sink = Callable[[Sequence[str], "bool | None", str], None]
+"""``sink(paths, is_dir, event_type)``; ``event_type`` is created/modified/deleted/moved/changed."""
+
+
+class Backend(Protocol):
+    """A change source the watcher drives."""
+
+    name: str
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def apply(self, plans: Sequence[WatchPlan]) -> list[tuple[str, bool]]:
+        """Watch what ``plans`` need; returns the directories newly watched."""
+        ...
+
+
+def watchdog_available() -> bool:
+    """Whether the optional ``watchdog`` package can be imported."""
+    try:
+        importlib.import_module("watchdog.observers")
+    except ImportError:
+        return False
+    return True
+
+
+class WatchdogBackend:
+    """Native file events through ``watchdog``; one observer, watches diffed on every apply."""
+
+    name = "watchdog"
+
+    def __init__(self, sink: Sink) -> None:
+        # Imported by name so that type checking and import do not need the optional package.
+        observers = importlib.import_module("watchdog.observers")
+
+        class _Handler:
+            """Duck-typed watchdog handler: the observer only calls ``dispatch(event)``."""
+
+            def dispatch(self, event: Any) -> None:
+                kind = str(event.event_type)
+                # Reads (ours included) must not look like changes; a directory "modified" event
+                # only repeats what the event for the file inside it says.
+                if kind in ("opened", "closed_no_write") or (event.is_directory and kind == "modified"):
+                    return
+                paths = [os.fsdecode(event.src_path)]
+                if kind == "moved" and event.dest_path:
+                    paths.append(os.fsdecode(event.dest_path))
+                sink(paths, bool(event.is_directory), kind)
+
+        self._handler = _Handler()
+        self._observer: Any = observers.Observer()
+        self._watches: dict[tuple[str, bool], Any] = {}
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        self._observer.start()
+
+    def stop(self) -> None:
+        self._observer.stop()
+        self._observer.join(timeout=5)
+
+    def apply(self, plans: Sequence[WatchPlan]) -> list[tuple[str, bool]]:
+        targets: set[tuple[str, bool]] = set()
+        for plan in plans:
+            targets |= plan.watch_dirs()
+        recursive = {path for path, rec in targets if rec}
+        targets = {(path, rec) for path, rec in targets if rec or path not in recursive}
+        added: list[tuple[str, bool]] = []
+        with self._lock:
+            for key in set(self._watches) - targets:
+                watch = self._watches.pop(key)
+                with contextlib.suppress(KeyError, OSError):
+                    self._observer.unschedule(watch)
+            for key in sorted(targets - set(self._watches)):
+                path, rec = key
+                try:
+                    self._watches[key] = self._observer.schedule(self._handler, path, recursive=rec)
+                except OSError as error:
+                    log.warning("cannot watch %s: %s", path, error)
+                    continue
+                added.append(key)
+        return added
+
+
+Snapshot = dict[str, tuple[int, int, int, int]]
+
+
+def _stat_key(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        result = os.stat(path)
+    except OSError:
+        return None
+    return (result.st_mtime_ns, result.st_size, result.st_ino, result.st_ctime_ns)
+
+
+def _snapshot(plans: Iterable[WatchPlan]) -> Snapshot:
+    snapshot: Snapshot = {}
+    for plan in plans:
+        for file_path in plan.files:
+            key = _stat_key(file_path)
+            if key is not None:
+                snapshot[file_path] = key
+        for tree in plan.trees:
+            for file_path in iter_tree_files(tree):
+                if file_path not in snapshot and plan.relevant(file_path, False):
+                    key = _stat_key(file_path)
+                    if key is not None:
+                        snapshot[file_path] = key
+    return snapshot
+
+
+class PollingBackend:
+    """Stat-based polling: compares snapshots of every planned path each ``interval`` seconds."""
+
+    name = "poll"
+
+    def __init__(self, sink: Sink, interval: float = 0.1) -> None:
+        self._sink = sink
+        self._interval = interval
+        self._plans: tuple[WatchPlan, ...] = ()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="pi-prompt-poll", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def apply(self, plans: Sequence[WatchPlan]) -> list[tuple[str, bool]]:
+        with self._lock:
+            self._plans = tuple(plans)
+        return []
+
+    def _run(self) -> None:
+        with self._lock:
+            plans = self._plans
+        previous = _snapshot(plans)
+        while not self._stop.wait(self._interval):
+            with self._lock:
+                current_plans = self._plans
+            try:
+                current = _snapshot(current_plans)
+            except Exception:  # pragma: no cover - a poll must never kill the thread
+                log.exception("prompt watcher poll failed")
+                continue
+            changed = [p for p in previous.keys() | current.keys() if previous.get(p) != current.get(p)]
+            # Paths that only became covered because the plan grew are a new baseline, not a change.
+            changed = [p for p in changed if any(plan.relevant(p, False) for plan in plans)]
+            previous, plans = current, current_plans
+            if changed:
+                self._sink(sorted(changed), False, "changed")

@@ -1,0 +1,146 @@
+"""What to watch for one cwd so that no change to the prompt's inputs goes unnoticed.
+
+The plan names paths, not files that exist: every context-file candidate in the agent dir and in
+each ancestor of the cwd, SYSTEM.md/APPEND_SYSTEM.md/settings.json in ``<cwd>/.pi`` and the agent
+dir, and every skill root (watched recursively). A path that does not exist yet is covered by
+watching its nearest existing ancestor, so creating it is seen too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pi_lsp.prompt.context_files import context_file_candidates
+from pi_lsp.prompt.resources import load_settings, prompt_resource_candidates
+from pi_lsp.prompt.skill_discovery import skill_locations
+from pi_lsp.prompt.skills import IGNORE_FILE_NAMES
+
+__all__ = ["WatchPlan", "iter_tree_files", "nearest_existing_dir", "plan_watch"]
+
+
+def nearest_existing_dir(path: str) -> str:
+    """``path`` if it is a directory, else its closest ancestor that is one."""
+    current = path
+    while not os.path.isdir(current):
+        parent = os.path.dirname(current)
+        if parent == current:
+            return current
+        current = parent
+    return current
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _tree_relevant(relative: str, is_dir: bool | None) -> bool:
+    """Inside a skill root: Markdown and ignore files, and (non-hidden) directories."""
+    if not relative:
+        return True
+    parts = relative.split(os.sep)
+    name = parts[-1]
+    if any(part.startswith(".") or part == "node_modules" for part in parts[:-1]):
+        return False
+    if name in IGNORE_FILE_NAMES:
+        return is_dir is not True
+    if name.startswith(".") or name == "node_modules":
+        return False
+    if name.endswith(".md"):
+        return True
+    return is_dir if is_dir is not None else "." not in name
+
+
+@dataclass(frozen=True)
+class WatchPlan:
+    """The paths that matter for one cwd's prompt."""
+
+    cwd: str
+    files: frozenset[str]
+    trees: tuple[str, ...]
+
+    def relevant(self, path: str, is_dir: bool | None = None) -> bool:
+        """Whether a change at ``path`` can change this cwd's prompt (``is_dir`` None: unknown)."""
+        path = os.path.normpath(path)
+        if path in self.files:
+            return True
+        for tree in self.trees:
+            if _under(path, tree):
+                return _tree_relevant("" if path == tree else os.path.relpath(path, tree), is_dir)
+        return False
+
+    def structural(self, path: str) -> bool:
+        """Whether ``path`` is a directory on the way to a watched location (e.g. a new ``.pi``)."""
+        path = os.path.normpath(path)
+        targets = [*(os.path.dirname(f) for f in self.files), *self.trees]
+        return any(_under(target, path) for target in targets)
+
+    def watch_dirs(self) -> set[tuple[str, bool]]:
+        """Existing directories to watch, each with whether to watch it recursively."""
+        dirs: set[tuple[str, bool]] = set()
+        for tree in self.trees:
+            if os.path.isdir(tree):
+                dirs.add((tree, True))
+            else:
+                dirs.add((nearest_existing_dir(tree), False))
+        for file_path in self.files:
+            dirs.add((nearest_existing_dir(os.path.dirname(file_path)), False))
+        recursive = {path for path, is_recursive in dirs if is_recursive}
+        return {(path, rec) for path, rec in dirs if rec or path not in recursive}
+
+    def existing_inputs(self, directory: str, recursive: bool) -> Iterator[str]:
+        """Relevant files that already exist in ``directory`` (to catch writes racing a new watch)."""
+        for file_path in self.files:
+            inside = _under(file_path, directory) if recursive else os.path.dirname(file_path) == directory
+            if inside and os.path.exists(file_path):
+                yield file_path
+        if recursive:
+            for tree in self.trees:
+                if _under(tree, directory) or _under(directory, tree):
+                    start = tree if _under(tree, directory) else directory
+                    yield from (p for p in iter_tree_files(start) if self.relevant(p, False))
+
+
+def iter_tree_files(root: str) -> Iterator[str]:
+    """Files below ``root`` (symlinks followed once, hidden dirs and node_modules skipped)."""
+    if os.path.isfile(root):
+        yield root
+        return
+    seen: set[str] = set()
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        real = os.path.realpath(directory)
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    if entry.name == "node_modules" or (
+                        entry.name.startswith(".") and entry.name not in IGNORE_FILE_NAMES
+                    ):
+                        continue
+                    try:
+                        if entry.is_dir():
+                            stack.append(entry.path)
+                        elif entry.is_file():
+                            yield entry.path
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+
+
+def plan_watch(cwd: str, agent_dir: str, *, home: str | None = None) -> WatchPlan:
+    """The watch plan for ``cwd`` given the settings files as they are now."""
+    cwd = os.path.abspath(cwd)
+    settings = load_settings(cwd, agent_dir)
+    locations = skill_locations(cwd, agent_dir, home=home, settings=settings)
+    files = {
+        os.path.normpath(p)
+        for p in (*context_file_candidates(cwd, agent_dir), *prompt_resource_candidates(cwd, agent_dir))
+    }
+    trees = tuple(dict.fromkeys(os.path.normpath(root) for root in locations.all_roots))
+    return WatchPlan(cwd, frozenset(files), trees)

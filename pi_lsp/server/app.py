@@ -1,0 +1,115 @@
+"""Building one connection's language server: handlers bound to the shared service and a client.
+
+Every transport calls :func:`create_language_server` once per connection (stdio has exactly one),
+so each editor gets its own protocol, settings and active session while sessions are shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+from pygls.exceptions import FeatureRequestError
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import default_converter
+
+from pi_lsp import __version__
+from pi_lsp.server.handlers import METHODS, Context, Handler
+from pi_lsp.server.params import Params
+from pi_lsp.server.protocol import PiProtocol
+from pi_lsp.service.errors import redact
+from pi_lsp.service.registry import Client
+from pi_lsp.service.sessions import PiService
+
+log = logging.getLogger(__name__)
+
+# The client whose request the current task is handling (notifications to it wait for the response).
+_handling: contextvars.ContextVar[Client | None] = contextvars.ContextVar("pi_lsp_handling", default=None)
+
+
+class PiLanguageServer(LanguageServer):
+    """pygls' server with errors outside requests logged rather than shown as editor pop-ups."""
+
+    protocol: PiProtocol
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        if source is FeatureRequestError:  # already answered as an error response
+            log.debug("request failed: %s", redact(str(error)))
+            return
+        log.error("%s: %s", getattr(source, "__name__", source), redact(str(error)))
+
+
+def _notifier(protocol: PiProtocol, client: Client) -> Any:
+    """Send a notification; one caused by this client's own request goes out after the response."""
+
+    def notify(method: str, params: dict[str, Any]) -> None:
+        task = asyncio.current_task()
+        if task is not None and _handling.get() is client and not task.done():
+            task.add_done_callback(lambda _task: protocol.notify(method, params))
+        else:
+            protocol.notify(method, params)
+
+    return notify
+
+
+def _bind(ctx: Context, handler: Handler) -> Any:
+    async def handle(params: Any) -> Any:
+        _handling.set(ctx.client)
+        return await handler(ctx, Params(params))
+
+    return handle
+
+
+def _uri_path(uri: str | None) -> str | None:
+    if not uri:
+        return None
+    if uri.startswith("file:"):
+        return unquote(urlparse(uri).path)
+    return uri
+
+
+def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client]:
+    """A fresh server object for one connection, registered with ``service`` as a client."""
+    server = PiLanguageServer(
+        "pi-lsp",
+        __version__,
+        text_document_sync_kind=types.TextDocumentSyncKind.None_,
+        protocol_cls=PiProtocol,
+        converter_factory=default_converter,
+        max_workers=2,
+    )
+    client = Client()
+    client.notify = _notifier(server.protocol, client)
+    ctx = Context(service, client)
+    service.connect(client)
+
+    @server.feature(types.INITIALIZE)
+    def on_initialize(params: types.InitializeParams) -> None:
+        folders = params.workspace_folders or []
+        root = _uri_path(folders[0].uri) if folders else _uri_path(params.root_uri) or params.root_path
+        client.workspace_root = root
+        client.settings.set_cwd(root)
+        client.settings.set_initialization_options(params.initialization_options)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def on_configuration(params: types.DidChangeConfigurationParams) -> None:
+        if not client.settings.set_client_configuration(params.settings):
+            log.debug("didChangeConfiguration without a pi section; settings unchanged")
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def on_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
+        for change in params.changes:
+            path = _uri_path(change.uri) or ""
+            if path.endswith("settings.json"):
+                client.settings.reload_files()
+            session = service.registry.find_path(path)
+            if session is not None:
+                service.watcher.touch(session.id)
+
+    for method, handler in METHODS.items():
+        server.feature(method)(_bind(ctx, handler))
+    return server, client

@@ -1,0 +1,56 @@
+"""The ``initialize`` result, importable without pygls or lsprotocol.
+
+The stdio transport answers ``initialize`` with this before the LSP machinery has finished
+importing (that import alone takes ~0.4 s), and the protocol returns the same value afterwards, so
+every transport reports identical capabilities. ``experimental.pi`` tells clients which contract
+methods this build implements and which are reserved for later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_lsp import __version__
+from pi_lsp.server.reserved import RESERVED_METHODS
+
+PROTOCOL_VERSION = 1
+IMPLEMENTED_METHODS = (
+    "pi/newSession",
+    "pi/openSession",
+    "pi/continueRecent",
+    "pi/listSessions",
+    "pi/forkSession",
+    "pi/branchToNewSession",
+    "pi/getSessionState",
+    "pi/closeSession",
+    "pi/appendEntry",
+    "pi/getEntry",
+    "pi/getEntries",
+    "pi/getBranch",
+    "pi/getTree",
+    "pi/setLeaf",
+    "pi/navigate",
+    "pi/setLabel",
+    "pi/setSessionName",
+    "pi/buildContext",
+)
+NOTIFICATIONS = ("pi/sessionChanged",)
+
+
+def initialize_result() -> dict[str, Any]:
+    return {
+        "capabilities": {
+            "positionEncoding": "utf-16",
+            "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}},
+            "experimental": {
+                "pi": {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "methods": list(IMPLEMENTED_METHODS),
+                    "reservedMethods": list(RESERVED_METHODS),
+                    "notifications": list(NOTIFICATIONS),
+                    "getTreeFormats": ["nested", "flat"],
+                }
+            },
+        },
+        "serverInfo": {"name": "pi-lsp", "version": __version__},
+    }

@@ -1,0 +1,176 @@
+"""One function per protocol method: validate params, call the service, return plain JSON.
+
+No domain logic lives here. Every handler receives the raw params (a dict, or ``None`` when the
+request had none) wrapped in :class:`Params`, and the per-connection :class:`Context`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
+from pi_lsp.server.params import Params
+from pi_lsp.server.reserved import RESERVED_METHODS
+from pi_lsp.service import entries as ops
+from pi_lsp.service.errors import InvalidParams, NotAvailable
+from pi_lsp.service.registry import Client
+from pi_lsp.service.sessions import PiService
+
+
+@dataclass(eq=False)
+class Context:
+    service: PiService
+    client: Client
+
+
+Handler = Callable[[Context, Params], Awaitable[Any]]
+
+# ------------------------------------------------------------------------------ Sessions
+
+
+async def new_session(ctx: Context, p: Params) -> Any:
+    return await ctx.service.new_session(
+        ctx.client,
+        cwd=p.opt_string("cwd"),
+        session_dir=p.opt_string("sessionDir"),
+        parent_session=p.opt_string("parentSession"),
+        session_id=_opt_nonempty(p, "id"),
+        persist=p.opt_bool("persist", True),
+    )
+
+
+async def open_session(ctx: Context, p: Params) -> Any:
+    return await ctx.service.open_session(ctx.client, p.nonempty_string("path"))
+
+
+async def continue_recent(ctx: Context, p: Params) -> Any:
+    return await ctx.service.continue_recent(ctx.client, p.opt_string("cwd"))
+
+
+async def list_sessions(ctx: Context, p: Params) -> Any:
+    return await ctx.service.list_sessions(
+        ctx.client,
+        cwd=p.opt_string("cwd"),
+        all_projects=p.opt_bool("all", False),
+        query=p.opt_string("query"),
+        limit=p.opt_int("limit"),
+    )
+
+
+async def fork_session(ctx: Context, p: Params) -> Any:
+    return await ctx.service.fork_session(ctx.client, p.nonempty_string("sourcePath"), p.opt_string("cwd"))
+
+
+async def branch_to_new_session(ctx: Context, p: Params) -> Any:
+    return await ctx.service.branch_to_new_session(ctx.client, p.session(), p.string("entryId"))
+
+
+async def get_session_state(ctx: Context, p: Params) -> Any:
+    return await ctx.service.get_state(ctx.client, p.session())
+
+
+async def close_session(ctx: Context, p: Params) -> Any:
+    return await ctx.service.close_session(ctx.client, p.session())
+
+
+# ------------------------------------------------------------------------------ Entries and the tree
+
+
+async def append_entry(ctx: Context, p: Params) -> Any:
+    entry = p.obj("entry")
+    return await ctx.service.call(ctx.client, p.session(), ops.append_entry, entry, writes=True)
+
+
+async def get_entry(ctx: Context, p: Params) -> Any:
+    return await ctx.service.call(ctx.client, p.session(), ops.get_entry, p.string("id"), writes=False)
+
+
+async def get_entries(ctx: Context, p: Params) -> Any:
+    offset, limit = ops.page_bounds(p.opt_int("offset"), p.opt_int("limit"))
+    return await ctx.service.call(ctx.client, p.session(), ops.get_entries, offset, limit, writes=False)
+
+
+async def get_branch(ctx: Context, p: Params) -> Any:
+    from_id = p.nullable_string("fromId")
+    return await ctx.service.call(ctx.client, p.session(), ops.get_branch, from_id, writes=False)
+
+
+async def get_tree(ctx: Context, p: Params) -> Any:
+    flat = p.opt_choice("format", ("nested", "flat"), "nested") == "flat"
+    return await ctx.service.call(ctx.client, p.session(), ops.get_tree, flat, writes=False)
+
+
+async def set_leaf(ctx: Context, p: Params) -> Any:
+    entry_id = p.nullable_string("id", required=True)
+    return await ctx.service.call(ctx.client, p.session(), ops.set_leaf, entry_id, writes=True)
+
+
+async def navigate(ctx: Context, p: Params) -> Any:
+    target = p.string("targetId")
+    summarize = p.opt_bool("summarize", False)
+    p.opt_string("customInstructions")  # validated now, used once summaries are wired
+    label = p.opt_string("label")
+    return await ctx.service.call(
+        ctx.client, p.session(), ops.navigate, target, summarize, label, writes=True
+    )
+
+
+async def set_label(ctx: Context, p: Params) -> Any:
+    target = p.string("targetId")
+    label = p.nullable_string("label")
+    return await ctx.service.call(
+        ctx.client, p.session(), ops.set_label, target, label if isinstance(label, str) else None, writes=True
+    )
+
+
+async def set_session_name(ctx: Context, p: Params) -> Any:
+    return await ctx.service.call(
+        ctx.client, p.session(), ops.set_session_name, p.string("name"), writes=True
+    )
+
+
+# ------------------------------------------------------------------------------ Context
+
+
+async def build_context(ctx: Context, p: Params) -> Any:
+    return await ctx.service.build_context(ctx.client, p.session(), p.nullable_string("leafId"))
+
+
+def _opt_nonempty(p: Params, name: str) -> str | None:
+    value = p.opt_string(name)
+    if value == "":
+        raise InvalidParams(f"{name} must be a non-empty string", {"field": name})
+    return value
+
+
+def _reserved(method: str, part: str) -> Handler:
+    async def not_available(ctx: Context, p: Params) -> Any:
+        raise NotAvailable(f"{method} is not available yet in this pi-lsp server", {"reserved": part})
+
+    return not_available
+
+
+METHODS: dict[str, Handler] = {
+    "pi/newSession": new_session,
+    "pi/openSession": open_session,
+    "pi/continueRecent": continue_recent,
+    "pi/listSessions": list_sessions,
+    "pi/forkSession": fork_session,
+    "pi/branchToNewSession": branch_to_new_session,
+    "pi/getSessionState": get_session_state,
+    "pi/closeSession": close_session,
+    "pi/appendEntry": append_entry,
+    "pi/getEntry": get_entry,
+    "pi/getEntries": get_entries,
+    "pi/getBranch": get_branch,
+    "pi/getTree": get_tree,
+    "pi/setLeaf": set_leaf,
+    "pi/navigate": navigate,
+    "pi/setLabel": set_label,
+    "pi/setSessionName": set_session_name,
+    "pi/buildContext": build_context,
+}
+assert tuple(METHODS) == IMPLEMENTED_METHODS, "keep capabilities.IMPLEMENTED_METHODS in sync"
+METHODS.update({method: _reserved(method, part) for method, part in RESERVED_METHODS.items()})

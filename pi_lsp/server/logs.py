@@ -1,0 +1,40 @@
+"""Logging for the server: stderr (never stdout, which carries the protocol) or a file, with API
+keys redacted from every record whatever logged it (pygls logs request params on errors)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+LEVELS = ("debug", "info", "warning", "error")
+
+
+class RedactSecrets(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        from pi_lsp.service.errors import redact
+
+        message = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        cleaned = redact(message)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if cleaned != message or record.args:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+def configure_logging(level: str = "info", log_file: str | None = None) -> None:
+    numeric = getattr(logging, level.upper(), logging.INFO)
+    handler: logging.Handler = (
+        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.addFilter(RedactSecrets())
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(numeric)
+    # pygls narrates every message at INFO; keep it for --log-level debug only.
+    logging.getLogger("pygls").setLevel(
+        numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING)
+    )

@@ -1,0 +1,280 @@
+"""pygls' LSP protocol with the changes a JSON API server needs.
+
+* Custom-method params arrive as the raw JSON (dicts, lists, ``None``) instead of pygls' lossy
+  namedtuples (which rename keys like ``from`` or ``my-key``), and only the top-level message is
+  structured: a params object that happens to contain ``"jsonrpc"`` is just data.
+* Every request is answered: a missing ``params`` member, a malformed message, a bad id or LSP params
+  that do not validate get a JSON-RPC error instead of silence (pygls 2.1.1 drops such requests).
+* Output goes through orjson, so results can embed ``orjson.Fragment`` bytes (stored entries,
+  context messages, the pre-built tree) without re-encoding them; lengths are byte lengths.
+* Domain errors become the contract's error objects in one place; unexpected exceptions become
+  -32603 without tracebacks, and API keys are redacted from anything that leaves the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import inspect
+import json
+import logging
+from collections.abc import Callable, Generator
+from concurrent.futures import Future
+from typing import Any
+
+import attrs
+import orjson
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, MsgId
+
+from pi_lsp.server.capabilities import initialize_result
+from pi_lsp.service.errors import INTERNAL_ERROR, REQUEST_CANCELLED, from_exception, redact
+from pi_lsp.session.jsonl import loads_line
+
+log = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _loads(body: bytes) -> Any:
+    """orjson first; the tolerant reader for big integers, lone surrogates or invalid UTF-8."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return loads_line(body)
+    except RecursionError as error:
+        raise ValueError("the message is nested too deeply") from error
+
+
+def _plain(value: Any) -> Any:
+    """Turn embedded fragments back into values (only for the rare non-orjson fallback)."""
+    if isinstance(value, orjson.Fragment):
+        contents = value.contents
+        return loads_line(contents if isinstance(contents, bytes) else contents.encode())
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _redact_data(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redact_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_data(item) for item in value]
+    return value
+
+
+class PiProtocol(LanguageServerProtocol):
+    """One connection's protocol; the transport feeds it message bodies via :meth:`receive`."""
+
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        self.suppressed_responses: set[MsgId] = set()
+        self.on_exit: Callable[[], None] | None = None
+        self._pending_writes: set[asyncio.Future[Any]] = set()
+
+    # ------------------------------------------------------------------ input
+
+    def receive(self, body: bytes) -> None:
+        """Handle one message body (the transport has already removed the headers)."""
+        try:
+            data = _loads(body)
+        except ValueError as error:
+            self._write_error(None, PARSE_ERROR, f"parse error: {error}")
+            return
+        if not isinstance(data, dict):
+            self._write_error(
+                None, INVALID_REQUEST, "a message must be a JSON object (batches are not supported)"
+            )
+            return
+        message = self._structure(data)
+        if message is not None:
+            self.handle_message(message)
+
+    def _structure(self, data: dict[str, Any]) -> Any:
+        has_id = "id" in data
+        msg_id = data.get("id")
+        method = data.get("method")
+        if has_id and not _valid_id(msg_id):
+            self._write_error(None, INVALID_REQUEST, "id must be a string or an integer")
+            return None
+        if data.get("jsonrpc") != "2.0":
+            if has_id and isinstance(method, str):
+                self._write_error(msg_id, INVALID_REQUEST, 'jsonrpc must be "2.0"')
+            else:
+                log.warning("ignoring a message without jsonrpc 2.0")
+            return None
+        if "method" in data:
+            if not isinstance(method, str):
+                if has_id:
+                    self._write_error(msg_id, INVALID_REQUEST, "method must be a string")
+                return None
+            return self._structure_call(data, method, has_id, msg_id)
+        if has_id and ("result" in data or "error" in data):
+            try:
+                return self.structure_message(data)
+            except Exception:
+                log.warning("ignoring a malformed response to request %r", msg_id)
+                return None
+        if has_id:
+            self._write_error(msg_id, INVALID_REQUEST, "a request needs a method")
+        return None
+
+    def _structure_call(self, data: dict[str, Any], method: str, has_id: bool, msg_id: Any) -> Any:
+        message_type = self.get_message_type(method)
+        if message_type is None:  # a pi/ method (or unknown): keep the params exactly as sent
+            params = data.get("params")
+            if has_id:
+                return JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params)
+            return JsonRPCNotification(method=method, jsonrpc="2.0", params=params)
+        try:
+            message = self._converter.structure(data, message_type)
+        except Exception:
+            if has_id:
+                self._write_error(msg_id, -32602, f"invalid params for {method}")
+            else:
+                log.warning("ignoring notification %s with invalid params", method)
+            return None
+        if has_id and not hasattr(message, "id"):
+            self._write_error(msg_id, INVALID_REQUEST, f"{method} is a notification and must not carry an id")
+            return None
+        return message
+
+    def handle_message(self, message: Any) -> None:
+        if self._shutdown and hasattr(message, "id") and getattr(message, "method", types.EXIT) != types.EXIT:
+            self._write_error(message.id, INVALID_REQUEST, "the server is shutting down")
+            return
+        super().handle_message(message)
+
+    # ------------------------------------------------------------------ results and errors
+
+    def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:
+        """Map the handler's outcome onto the response (pygls would log every error as a crash)."""
+        self._request_futures.pop(msg_id, None)
+        if future.cancelled():
+            self._write_error(
+                msg_id, REQUEST_CANCELLED, f"request {msg_id} was cancelled; nothing was written"
+            )
+            return
+        error = future.exception()
+        if error is None:
+            self._send_response(msg_id, result=future.result())
+            return
+        if isinstance(error, JsonRpcException):
+            self._write_error(msg_id, error.code, redact(error.message), error.data)
+            return
+        mapped = from_exception(error)
+        if mapped is not None:
+            log.debug("request %s failed: %s", msg_id, mapped.message)
+            self._write_error(msg_id, mapped.code, redact(mapped.message), mapped.data)
+            return
+        log.error("request %s failed unexpectedly", msg_id, exc_info=error)
+        self._write_error(msg_id, INTERNAL_ERROR, redact(f"internal error: {type(error).__name__}: {error}"))
+
+    # ------------------------------------------------------------------ LSP lifecycle
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        """pygls' initialize (workspace, user handler), answering our fixed capabilities."""
+        yield from super().lsp_initialize(params)
+        result: types.InitializeResult = self._converter.structure(
+            initialize_result(), types.InitializeResult
+        )
+        return result
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """Over TCP/WebSocket ``exit`` ends this connection only, not the shared server."""
+        if self.on_exit is None:
+            yield from super().lsp_exit(*args)
+            return
+        if (user_handler := self.fm.features.get(types.EXIT)) is not None:
+            yield user_handler, args, None
+        self.on_exit()
+
+    # ------------------------------------------------------------------ output
+
+    def _write_error(self, msg_id: MsgId | None, code: int, message: str, data: Any = None) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = _redact_data(data)
+        self._write_payload({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+    def _payload(self, data: Any) -> Any:
+        if isinstance(data, JsonRPCResponseMessage):
+            return {"jsonrpc": "2.0", "id": data.id, "result": data.result}
+        if isinstance(data, JsonRPCNotification):
+            payload = {"jsonrpc": "2.0", "method": data.method}
+            if data.params is not None:
+                payload["params"] = data.params
+            return payload
+        if isinstance(data, JsonRPCRequestMessage):
+            return {"jsonrpc": "2.0", "id": data.id, "method": data.method, "params": data.params}
+        if attrs.has(type(data)):
+            return self._converter.unstructure(data)
+        return data
+
+    def _default(self, value: Any) -> Any:
+        if attrs.has(type(value)):
+            return self._converter.unstructure(value)
+        if isinstance(value, enum.Enum):
+            return value.value
+        if isinstance(value, set | frozenset):
+            return list(value)
+        raise TypeError(f"cannot encode {type(value).__name__}")
+
+    def _encode(self, payload: Any) -> bytes:
+        try:
+            return orjson.dumps(payload, default=self._default)
+        except TypeError:
+            # Integers beyond 64 bits and the like: the standard library can write them.
+            return json.dumps(_plain(payload), default=self._default, separators=(",", ":")).encode()
+
+    def _send_data(self, data: Any) -> None:
+        if not data:
+            return
+        if (
+            self.suppressed_responses
+            and not hasattr(data, "method")
+            and getattr(data, "id", None) in self.suppressed_responses
+        ):
+            self.suppressed_responses.discard(data.id)
+            return
+        self._write_payload(self._payload(data))
+
+    def _write_payload(self, payload: Any) -> None:
+        if self.writer is None:
+            log.error("no transport to send on")
+            return
+        try:
+            body = self._encode(payload)
+        except Exception as error:
+            log.exception("could not encode a message")
+            if (
+                isinstance(payload, dict)
+                and "id" in payload
+                and "method" not in payload
+                and "error" not in payload
+            ):
+                message = redact(f"internal error: the result could not be encoded: {error}")
+                self._write_error(payload["id"], INTERNAL_ERROR, message)
+            return
+        data = b"Content-Length: %d\r\n\r\n%b" % (len(body), body) if self._include_headers else body
+        result = self.writer.write(data)
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(result)
+            self._pending_writes.add(task)
+            task.add_done_callback(self._pending_writes.discard)

@@ -1,0 +1,17 @@
+"""Methods of the contract that this server reserves but does not implement yet.
+
+They are registered like every other method and answer error -32601 with a message saying they are
+not available yet (``data.reserved`` names the missing part), so clients can tell "not yet" from a
+typo. The compaction, prompt and chat wiring replaces entries here by real handlers: see
+``docs/protocol.md`` ("Wiring the reserved methods").
+"""
+
+from __future__ import annotations
+
+RESERVED_METHODS: dict[str, str] = {
+    "pi/prepareCompaction": "compaction",
+    "pi/compact": "compaction",
+    "pi/getSystemPrompt": "systemPrompt",
+    "pi/listSkills": "skills",
+    "pi/prompt": "chat",
+}

@@ -1,0 +1,99 @@
+"""Protocol errors raised by the services; the server turns each into a JSON-RPC error object.
+
+The codes are the contract's (``docs/protocol.md``). Domain errors from :mod:`pi_lsp.session` are
+mapped here so handlers never need to know about them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
+SESSION_NOT_FOUND = -32001
+ENTRY_NOT_FOUND = -32002
+NOTHING_TO_COMPACT = -32003
+MODEL_ERROR = -32004
+INVALID_SESSION_FILE = -32005
+SESSION_BUSY = -32006
+REQUEST_CANCELLED = -32800
+
+
+class PiError(Exception):
+    """An error the client should see with a specific code and a one-sentence message."""
+
+    code = INTERNAL_ERROR
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+
+class InvalidParams(PiError):
+    code = INVALID_PARAMS
+
+
+class NotAvailable(PiError):
+    """A reserved method (or option) whose implementation is not wired into this server yet."""
+
+    code = METHOD_NOT_FOUND
+
+
+class SessionNotFound(PiError):
+    code = SESSION_NOT_FOUND
+
+
+class EntryNotFound(PiError):
+    code = ENTRY_NOT_FOUND
+
+
+class NothingToCompact(PiError):
+    code = NOTHING_TO_COMPACT
+
+
+class ModelError(PiError):
+    code = MODEL_ERROR
+
+
+class InvalidSessionFile(PiError):
+    code = INVALID_SESSION_FILE
+
+
+class SessionBusy(PiError):
+    code = SESSION_BUSY
+
+
+def from_exception(error: BaseException) -> PiError | None:
+    """The protocol error for a domain exception, or None when it is unexpected (a bug)."""
+    from pi_lsp.session import errors as session_errors
+
+    if isinstance(error, PiError):
+        return error
+    if isinstance(error, session_errors.EntryNotFoundError):
+        return EntryNotFound(f"entry {error.entry_id} is not in the session", {"id": error.entry_id})
+    if isinstance(error, session_errors.InvalidSessionFileError):
+        return InvalidSessionFile(str(error), {"path": error.path})
+    if isinstance(error, session_errors.InvalidEntryError):
+        return InvalidParams(str(error))
+    if isinstance(error, session_errors.SessionFileConflictError):
+        return SessionBusy(f"{error}; another writer changed the file, try again", {"conflict": True})
+    if isinstance(error, OSError):
+        return PiError(f"file system error: {error.strerror or error} ({error.filename or 'no file'})")
+    return None
+
+
+_KEY_PATTERN = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}")
+SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+def redact(text: str) -> str:
+    """Remove API keys from text that may reach a log or a client (keys are never echoed)."""
+    for name in SECRET_ENV_VARS:
+        value = os.environ.get(name)
+        if value and len(value) >= 8 and value in text:
+            text = text.replace(value, "[redacted]")
+    return _KEY_PATTERN.sub("[redacted]", text)

@@ -1,0 +1,126 @@
+"""Open sessions and connected clients.
+
+Sessions are shared by every client of this server process (one per editor over stdio, several
+over TCP/WebSocket) and addressed by their session id; a file that is already open is never
+opened twice. Each client has its own *active* session: the one it most recently created, opened
+or addressed. All of this state is touched only on the event loop thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_lsp.service.errors import SessionBusy, SessionNotFound
+from pi_lsp.service.settings import Settings
+from pi_lsp.session import SessionManager
+
+Notify = Callable[[str, dict[str, Any]], None]
+_client_ids = itertools.count(1)
+
+
+def _no_notify(method: str, params: dict[str, Any]) -> None:
+    """Default sink for clients that have no connection (tests, CLI)."""
+
+
+@dataclass(eq=False)
+class Client:
+    """One connected editor: its settings, its active session and the sessions it holds open."""
+
+    settings: Settings = field(default_factory=Settings)
+    notify: Notify = _no_notify
+    workspace_root: str | None = None
+    active: str | None = None
+    open: set[str] = field(default_factory=set)
+    id: int = field(default_factory=lambda: next(_client_ids))
+
+    @property
+    def default_cwd(self) -> str:
+        """The first workspace folder, else the server's working directory."""
+        return self.workspace_root or os.getcwd()
+
+
+@dataclass(eq=False)
+class OpenSession:
+    """A loaded session plus what serialises work on it."""
+
+    manager: SessionManager
+    path_key: str | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    busy: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.manager.session_id
+
+    @contextlib.contextmanager
+    def exclusive(self, what: str) -> Iterator[None]:
+        """Mark a long operation (compaction, summary, prompt) so a second one gets SessionBusy."""
+        if self.busy is not None:
+            raise SessionBusy(
+                f"session {self.id} is busy: a {self.busy} is already running", {"busy": self.busy}
+            )
+        self.busy = what
+        try:
+            yield
+        finally:
+            self.busy = None
+
+
+def path_key(path: str) -> str:
+    """Identity of a session file: its real path (symlinks resolved)."""
+    return os.path.realpath(path)
+
+
+class Registry:
+    """Session id → open session, plus file path → session id."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, OpenSession] = {}
+        self.by_path: dict[str, str] = {}
+        self.clients: set[Client] = set()
+
+    def get(self, session_id: str) -> OpenSession | None:
+        return self.sessions.get(session_id)
+
+    def find_path(self, path: str) -> OpenSession | None:
+        session_id = self.by_path.get(path_key(path))
+        return self.sessions.get(session_id) if session_id is not None else None
+
+    def add(self, session: OpenSession) -> None:
+        self.sessions[session.id] = session
+        file = session.manager.session_file
+        if file is not None and session.manager.persist:
+            session.path_key = path_key(file)
+            self.by_path[session.path_key] = session.id
+
+    def remove(self, session: OpenSession) -> None:
+        self.sessions.pop(session.id, None)
+        if session.path_key is not None and self.by_path.get(session.path_key) == session.id:
+            del self.by_path[session.path_key]
+
+    def holders(self, session_id: str) -> list[Client]:
+        return [client for client in self.clients if session_id in client.open]
+
+    def attach(self, client: Client, session: OpenSession) -> None:
+        """The client now holds the session and it becomes the client's active one."""
+        client.open.add(session.id)
+        client.active = session.id
+
+    def resolve(self, client: Client, session_id: str | None) -> OpenSession:
+        """The addressed session (which becomes active) or the client's active one."""
+        if session_id is not None:
+            session = self.sessions.get(session_id)
+            if session is None:
+                raise SessionNotFound(f"session {session_id} is not open", {"session": session_id})
+            self.attach(client, session)
+            return session
+        if client.active is None or client.active not in self.sessions:
+            client.active = None
+            raise SessionNotFound("there is no active session: create or open one first")
+        return self.sessions[client.active]

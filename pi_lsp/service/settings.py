@@ -1,0 +1,185 @@
+"""Effective settings for one client: pi's settings files, then the editor's ``pi`` settings.
+
+Layers, later wins, nested objects merged key by key (arrays and scalars replace):
+``<agentDir>/settings.json`` → ``<cwd>/.pi/settings.json`` → ``initializationOptions.pi`` →
+``workspace/didChangeConfiguration`` ``settings.pi``. Values of the wrong type are ignored (the
+default applies) and reported once in the log, so one typo never breaks the server.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pi_lsp.agent_dir import SESSION_DIR_ENV, agent_dir, expand_home
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONTEXT_WINDOW = 200_000
+DEFAULT_RESERVE_TOKENS = 16_384
+DEFAULT_KEEP_RECENT_TOKENS = 20_000
+SUMMARIZERS = ("auto", "anthropic", "offline")
+TOKENIZERS = ("tiktoken", "estimate")
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """pi's settings merge: objects merge recursively, anything else in ``override`` wins."""
+    merged = dict(base)
+    for key, value in override.items():
+        current = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(current, Mapping):
+            merged[key] = deep_merge(current, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def read_settings_file(path: Path) -> dict[str, Any]:
+    """A settings.json as a dict; missing, unreadable or non-object files count as empty."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return {}
+    except (OSError, orjson.JSONDecodeError) as error:
+        log.warning("ignoring settings file %s: %s", path, error)
+        return {}
+    if not isinstance(data, dict):
+        log.warning("ignoring settings file %s: not a JSON object", path)
+        return {}
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionConfig:
+    enabled: bool
+    reserve_tokens: int
+    keep_recent_tokens: int
+    model: str | None
+
+
+class Settings:
+    """The merged settings of one client, re-read when the client's configuration changes."""
+
+    def __init__(self, cwd: str | None = None) -> None:
+        self.cwd = cwd
+        self._files: dict[str, Any] = {}
+        self._init: dict[str, Any] = {}
+        self._client: dict[str, Any] = {}
+        self._merged: dict[str, Any] = {}
+        self.reload_files()
+
+    # -------------------------------------------------------------- layers
+
+    def reload_files(self) -> None:
+        """Re-read pi's global and project settings files."""
+        merged = read_settings_file(agent_dir() / "settings.json")
+        if self.cwd:
+            merged = deep_merge(merged, read_settings_file(Path(self.cwd) / ".pi" / "settings.json"))
+        self._files = merged
+        self._remerge()
+
+    def set_cwd(self, cwd: str | None) -> None:
+        self.cwd = cwd
+        self.reload_files()
+
+    def set_initialization_options(self, options: Any) -> None:
+        """``initializationOptions``: only its ``pi`` object is ours."""
+        self._init = _pi_section(options)
+        self._remerge()
+
+    def set_client_configuration(self, settings: Any) -> bool:
+        """``didChangeConfiguration`` settings; returns False when they carry no ``pi`` object."""
+        if not isinstance(settings, Mapping) or not isinstance(settings.get("pi"), Mapping):
+            return False
+        self._client = dict(settings["pi"])
+        self._remerge()
+        return True
+
+    def _remerge(self) -> None:
+        self._merged = deep_merge(deep_merge(self._files, self._init), self._client)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._merged)
+
+    # -------------------------------------------------------------- typed values
+
+    def _get(
+        self, key: str, kind: type | tuple[type, ...], default: Any, source: Mapping[str, Any] | None = None
+    ) -> Any:
+        data = self._merged if source is None else source
+        value = data.get(key, default)
+        if value is default:
+            return default
+        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+            value = None
+        if not isinstance(value, kind):
+            log.warning("setting %s has the wrong type (%s); using the default", key, type(value).__name__)
+            return default
+        return value
+
+    @property
+    def session_dir(self) -> str | None:
+        value = self._get("sessionDir", str, None)
+        return value or None
+
+    @property
+    def context_window(self) -> int:
+        value = self._get("contextWindow", int, DEFAULT_CONTEXT_WINDOW)
+        return value if value > 0 else DEFAULT_CONTEXT_WINDOW
+
+    @property
+    def model(self) -> str | None:
+        value = self._get("model", str, None)
+        return value or None
+
+    @property
+    def summarizer(self) -> str:
+        value = self._get("summarizer", str, "auto")
+        return value if value in SUMMARIZERS else "auto"
+
+    @property
+    def tokenizer(self) -> str:
+        value = self._get("tokenizer", str, "tiktoken")
+        return value if value in TOKENIZERS else "tiktoken"
+
+    @property
+    def compaction(self) -> CompactionConfig:
+        section = self._merged.get("compaction")
+        data: Mapping[str, Any] = section if isinstance(section, Mapping) else {}
+        model = self._get("model", str, None, data)
+        return CompactionConfig(
+            enabled=self._get("enabled", bool, True, data),
+            reserve_tokens=self._get("reserveTokens", int, DEFAULT_RESERVE_TOKENS, data),
+            keep_recent_tokens=self._get("keepRecentTokens", int, DEFAULT_KEEP_RECENT_TOKENS, data),
+            model=model or None,
+        )
+
+    # -------------------------------------------------------------- session directory
+
+    def resolve_session_dir(self, cwd: str, requested: str | None = None) -> Path:
+        """Where new sessions of ``cwd`` go.
+
+        Precedence: the request's ``sessionDir``, ``$PI_CODING_AGENT_SESSION_DIR``, the
+        ``sessionDir`` setting, then pi's default ``<agentDir>/sessions/<encoded cwd>``.
+        """
+        for value in (requested, os.environ.get(SESSION_DIR_ENV), self.session_dir):
+            if value:
+                path = Path(expand_home(value))
+                if not path.is_absolute():
+                    path = Path(cwd) / path
+                return path
+        from pi_lsp.session.paths import default_session_dir
+
+        return default_session_dir(cwd)
+
+
+def _pi_section(options: Any) -> dict[str, Any]:
+    if isinstance(options, Mapping) and isinstance(options.get("pi"), Mapping):
+        return dict(options["pi"])
+    return {}

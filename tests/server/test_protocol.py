@@ -1,0 +1,174 @@
+"""Byte-level protocol behaviour: requests without params, malformed messages, cancellation,
+startup time and secrets, with the tiny JSON-RPC client so every byte sent is under control."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
+from pi_lsp.server.reserved import RESERVED_METHODS
+from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response
+from tests.server.conftest import SERVER, server_env, start_raw, user, write_linear_session
+
+ALL_METHODS = [*IMPLEMENTED_METHODS, *RESERVED_METHODS]
+NO_PARAMS_OK = {"pi/newSession", "pi/continueRecent", "pi/listSessions"}
+
+
+async def test_requests_without_params_are_always_answered(tmp_path: Path) -> None:
+    client = await start_raw(tmp_path)
+    try:
+        for number, method in enumerate(ALL_METHODS):
+            for variant, extra in (("omitted", b""), ("null", b', "params": null')):
+                msg_id = f"{variant}-{number}"
+                future = client.expect(msg_id)
+                client.send_bytes(b'{"jsonrpc": "2.0", "id": "%b", "method": "%b"%b}' % (msg_id.encode(), method.encode(), extra))
+                body = await asyncio.wait_for(future, 10)
+                message = orjson.loads(body)
+                assert "result" in message or "error" in message, method
+                if method not in NO_PARAMS_OK and "error" in message:
+                    assert message["error"]["code"] in (-32602, -32001, -32601), (method, message)
+        # params that are not an object
+        for params in ([1, 2], "text", 3):
+            with pytest.raises(RpcError) as info:
+                await client.request("pi/getTree", params)
+            assert info.value.code == -32602 and info.value.message == "params must be an object"
+        await client.request("pi/newSession", {})
+        assert (await client.request("pi/getSessionState", {}))["entryCount"] == 0
+    finally:
+        await client.close()
+
+
+async def test_malformed_messages(tmp_path: Path) -> None:
+    client = await start_raw(tmp_path)
+    try:
+        cases: list[tuple[bytes, int]] = [
+            (b"{not json", -32700),
+            (b"[1, 2]", -32600),
+            (b'"just a string"', -32600),
+            (b'{"jsonrpc": "2.0", "id": {"x": 1}, "method": "pi/getTree"}', -32600),
+            (b'{"jsonrpc": "2.0", "id": true, "method": "pi/getTree"}', -32600),
+        ]
+        for body, code in cases:
+            future = client.expect(None)
+            client.send_bytes(body)
+            with pytest.raises(RpcError) as info:
+                decode_response(await asyncio.wait_for(future, 10))
+            assert info.value.code == code, body
+        for body, msg_id, code in [
+            (b'{"id": 7, "method": "pi/getTree"}', 7, -32600),  # no jsonrpc member
+            (b'{"jsonrpc": "2.0", "id": 8, "method": 5}', 8, -32600),
+            (b'{"jsonrpc": "2.0", "id": 9}', 9, -32600),
+            (b'{"jsonrpc": "2.0", "id": 10, "method": "pi/unknownMethod", "params": {}}', 10, -32601),
+            (b'{"jsonrpc": "2.0", "id": 11, "method": "workspace/executeCommand", "params": {"x": 1}}', 11, -32602),
+            (b'{"jsonrpc": "2.0", "id": "s", "method": "initialized", "params": {}}', "s", -32600),
+        ]:
+            future = client.expect(msg_id)
+            client.send_bytes(body)
+            with pytest.raises(RpcError) as info:
+                decode_response(await asyncio.wait_for(future, 10))
+            assert info.value.code == code, body
+        # notifications are never answered, whatever they carry
+        client.send_bytes(b'{"jsonrpc": "2.0", "method": "pi/whatever", "params": [1]}')
+        client.send_bytes(b'{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": {"bad": 1}}}')
+        # params whose objects contain "jsonrpc" keys are just data
+        entry = {"type": "custom", "customType": "x", "data": {"jsonrpc": "2.0", "id": 1, "method": "m", "from": 1}}
+        await client.request("pi/newSession", {})
+        result = await client.request("pi/appendEntry", {"entry": entry})
+        assert result["entry"]["data"] == entry["data"]
+        assert (await client.request("pi/getSessionState", {}))["entryCount"] == 1
+    finally:
+        await client.close()
+
+
+async def test_requests_after_shutdown_are_refused_and_exit_code(tmp_path: Path) -> None:
+    client = await start_raw(tmp_path)
+    assert await client.request("shutdown", None, omit_params=True) is None
+    with pytest.raises(RpcError) as info:
+        await client.request("pi/listSessions", {})
+    assert info.value.code == -32600
+    client.notify("exit")
+    assert await asyncio.wait_for(client.process.wait(), 10) == 0
+
+
+async def test_cancel_request_writes_nothing(tmp_path: Path) -> None:
+    file = write_linear_session(tmp_path / "big.jsonl", 30_000)
+    client = await start_raw(tmp_path)
+    try:
+        state = await client.request("pi/openSession", {"path": str(file)})
+        size = file.stat().st_size
+        slow = [client.request_future("pi/getTree", {})[1] for _ in range(3)]  # keep the session busy
+        msg_id, append = client.request_future("pi/appendEntry", {"entry": user("never written")})
+        client.notify("$/cancelRequest", {"id": msg_id})
+        with pytest.raises(RpcError) as info:
+            decode_response(await asyncio.wait_for(append, 60))
+        assert info.value.code == -32800
+        await asyncio.gather(*slow)
+        after = await client.request("pi/getSessionState", {})
+        assert after["entryCount"] == state["entryCount"] and after["leafId"] == state["leafId"]
+        assert file.stat().st_size == size
+        # a cancel for a request that already finished changes nothing
+        msg_id, done = client.request_future("pi/getEntry", {"id": state["leafId"]})
+        await done
+        client.notify("$/cancelRequest", {"id": msg_id})
+        assert (await client.request("pi/getSessionState", {}))["entryCount"] == state["entryCount"]
+    finally:
+        await client.close()
+
+
+async def test_initialize_is_answered_quickly_and_describes_the_protocol(tmp_path: Path) -> None:
+    started = time.perf_counter()
+    client = await RpcClient.start(SERVER, env=server_env(tmp_path / "agent"), quiet=True)
+    try:
+        result = await client.request("initialize", {"processId": None, "capabilities": {}})
+        elapsed = time.perf_counter() - started
+        assert elapsed < 2.0  # typically ~0.15 s; generous for slow CI machines
+        pi = result["capabilities"]["experimental"]["pi"]
+        assert pi["methods"] == list(IMPLEMENTED_METHODS) and pi["reservedMethods"] == list(RESERVED_METHODS)
+        assert result["serverInfo"]["name"] == "pi-lsp"
+        client.notify("initialized", {})
+        assert (await client.request("pi/listSessions", {}))["sessions"] == []
+    finally:
+        await client.close()
+
+
+async def test_bad_initialize_gets_an_error(tmp_path: Path) -> None:
+    client = await RpcClient.start(SERVER, env=server_env(tmp_path / "agent"), quiet=True)
+    try:
+        with pytest.raises(RpcError) as info:
+            await client.request("initialize", None, omit_params=True)
+        assert info.value.code == -32602
+    finally:
+        await client.close()
+
+
+async def test_api_key_never_reaches_logs_or_errors(tmp_path: Path) -> None:
+    secret = "sk-ant-api03-" + "s3cr3t" * 8
+    log_file = tmp_path / "server.log"
+    client = await RpcClient.start(
+        [*SERVER, "--log-level", "debug", "--log-file", str(log_file)],
+        env=server_env(tmp_path / "agent", ANTHROPIC_API_KEY=secret),
+        quiet=True,
+    )
+    try:
+        await client.initialize(str(tmp_path), {"pi": {"model": secret}})
+        errors = []
+        for method, params in [("pi/forkSession", {"sourcePath": str(tmp_path / secret)}),
+                               ("pi/getEntry", {"session": secret, "id": secret}),
+                               ("pi/openSession", {"path": str(tmp_path)})]:
+            try:
+                await client.request(method, params)
+            except RpcError as error:
+                errors.append(f"{error.message} {error.data}")
+        client.send_bytes(b'{"jsonrpc": "2.0", "id": 99, "method": "workspace/executeCommand", "params": {"k": "'
+                          + secret.encode() + b'"}}')
+        await asyncio.wait_for(client.expect(99), 10)
+    finally:
+        await client.close()
+    assert errors and all(secret not in text for text in errors)
+    log = log_file.read_text()
+    assert log and secret not in log

@@ -1,0 +1,93 @@
+"""TCP and WebSocket: several editors share the sessions, each with its own active session."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import re
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+
+from pi_lsp.server.rpc_client import RpcClient, RpcError
+from tests.server.conftest import SERVER, server_env, user
+
+
+async def start_socket_server(tmp_path: Path, flag: str) -> tuple[asyncio.subprocess.Process, str, int]:
+    process = await asyncio.create_subprocess_exec(
+        *SERVER, flag, "127.0.0.1:0", "--log-level", "warning",
+        env=server_env(tmp_path / "agent"), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    line = await asyncio.wait_for(process.stderr.readline(), 20)
+    match = re.search(rb"listening on \w+://([\d.]+):(\d+)", line)
+    assert match, line
+    return process, match.group(1).decode(), int(match.group(2))
+
+
+async def stop(process: asyncio.subprocess.Process) -> None:
+    process.terminate()
+    await asyncio.wait_for(process.wait(), 10)
+
+
+async def test_tcp_clients_share_sessions_but_not_the_active_one(tmp_path: Path) -> None:
+    process, host, port = await start_socket_server(tmp_path, "--tcp")
+    first = await RpcClient.connect(host, port)
+    second = await RpcClient.connect(host, port)
+    try:
+        await first.initialize(str(tmp_path))
+        await second.initialize(str(tmp_path))
+        state = await first.request("pi/newSession", {})
+        with pytest.raises(RpcError) as info:
+            await second.request("pi/getSessionState", {})
+        assert info.value.code == -32001  # the second editor has no active session yet
+        assert (await second.request("pi/getSessionState", {"session": state["sessionId"]}))["entryCount"] == 0
+        appended = await second.request("pi/appendEntry", {"entry": user("hello from two")})  # now active
+        for client in (first, second):
+            change = await client.next_notification("pi/sessionChanged")
+            assert change["appendedIds"] == [appended["id"]] and change["reason"] == "append"
+        # exit closes one connection; the server keeps serving the other
+        await first.request("shutdown", None, omit_params=True)
+        first.notify("exit")
+        assert (await second.request("pi/getSessionState", {}))["entryCount"] == 1
+        third = await RpcClient.connect(host, port)
+        await third.initialize(str(tmp_path))
+        assert (await third.request("pi/listSessions", {}))["sessions"] == []  # nothing flushed yet
+        await third.close()
+    finally:
+        await second.close()
+        await first.close()
+        await stop(process)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("websockets") is None, reason="websockets is not installed")
+async def test_websocket_transport(tmp_path: Path) -> None:
+    from websockets.asyncio.client import connect
+
+    process, host, port = await start_socket_server(tmp_path, "--ws")
+    try:
+        async with connect(f"ws://{host}:{port}") as socket:
+            async def call(msg_id: int, method: str, params: object) -> dict[str, object]:
+                await socket.send(orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).decode())
+                while True:
+                    message = orjson.loads(await asyncio.wait_for(socket.recv(), 10))
+                    if message.get("id") == msg_id:
+                        return message  # type: ignore[no-any-return]
+
+            init = await call(1, "initialize", {"processId": None, "capabilities": {}, "rootUri": tmp_path.as_uri()})
+            assert init["result"]["serverInfo"]["name"] == "pi-lsp"  # type: ignore[index]
+            state = await call(2, "pi/newSession", {})
+            assert state["result"]["entryCount"] == 0  # type: ignore[index]
+            missing = await call(3, "pi/getEntry", None)
+            assert missing["error"]["code"] == -32602  # type: ignore[index]
+    finally:
+        await stop(process)
+
+
+def test_ws_without_websockets_or_bad_address_fails_cleanly(tmp_path: Path) -> None:
+    result = subprocess.run([*SERVER, "--tcp", "nonsense"], env=server_env(tmp_path / "agent"),
+                            capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert result.returncode != 0 and "HOST:PORT" in result.stderr
