@@ -137,7 +137,9 @@ def worker_open(file: str, mode: str, check: bool) -> None:
         result.update(peak_rss_bytes=_maxrss() - base_max, retained_rss_bytes=_rss() - base_rss)
     if check and mode == "json":
         view = manager.context_view()
-        result.update(context_sha256=_context_hash(messages), thinking_level=view.thinking_level, model=view.model)
+        result.update(
+            context_sha256=_context_hash(messages), thinking_level=view.thinking_level, model=view.model
+        )
     _emit(result)
 
 
@@ -174,16 +176,18 @@ def worker_ops(file: str, messages_file: str, appends: int) -> None:
     for index in range(appends):
         manager.append_message(messages[index % len(messages)])
     append_s = time.perf_counter() - t0
-    _emit({
-        "op": "ops",
-        "get_tree_ms": statistics.median(tree) * 1000,
-        "context_after_append_ms": statistics.median(view_ms) * 1000,
-        "context_json_after_append_ms": statistics.median(json_ms) * 1000,
-        "append_plus_context_ms": statistics.median(both_ms) * 1000,
-        "appends": appends,
-        "append_ms": append_s * 1000,
-        "appends_per_s": appends / append_s,
-    })
+    _emit(
+        {
+            "op": "ops",
+            "get_tree_ms": statistics.median(tree) * 1000,
+            "context_after_append_ms": statistics.median(view_ms) * 1000,
+            "context_json_after_append_ms": statistics.median(json_ms) * 1000,
+            "append_plus_context_ms": statistics.median(both_ms) * 1000,
+            "appends": appends,
+            "append_ms": append_s * 1000,
+            "appends_per_s": appends / append_s,
+        }
+    )
 
 
 def worker_list(directory: str, runs: int) -> None:
@@ -245,17 +249,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     args.data.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="work-", dir=args.data))
     runner = Runner(work, args.verbose)
-    results: dict[str, Any] = {"sizes": {}, "machine": machine()}
+    results: dict[str, Any] = {"sizes": {}, "machine": machine(), "load_before": os.getloadavg()}
     try:
         messages = append_messages(work / "messages.json")
         for count in args.entries:
             file = big_session(args.data, count)
             size = file.stat().st_size
             print(f"[{count} entries, {size / 1e6:.0f} MB] open + context ...", file=sys.stderr)
-            ours_json = [runner.ours("open", str(file), "json", *(["--check"] if i == 0 else [])) for i in range(args.runs)]
-            ours_dicts = [runner.ours("open", str(file), "dicts") for _ in range(args.runs)]
+            ours_json: list[dict[str, Any]] = []
+            ours_dicts: list[dict[str, Any]] = []
+            pi_open: list[dict[str, Any]] = []
+            for i in range(args.runs):  # interleaved, so background load hits both sides alike
+                check = ["--check"] if i == 0 else []
+                ours_json.append(runner.ours("open", str(file), "json", *check))
+                pi_open.append(runner.pi("open", str(file), *check))
+                ours_dicts.append(runner.ours("open", str(file), "dicts"))
             ours_trace = runner.ours("open", str(file), "tracemalloc")
-            pi_open = [runner.pi("open", str(file), *(["--check"] if i == 0 else [])) for i in range(args.runs)]
             print(f"[{count} entries] tree, append ...", file=sys.stderr)
             copy = work / "copy.jsonl"
             shutil.copyfile(file, copy)
@@ -286,6 +295,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             }
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    results["load_after"] = os.getloadavg()
     return results
 
 
@@ -333,26 +343,70 @@ def report(results: dict[str, Any]) -> str:
         big = int(count) == max(int(c) for c in results["sizes"])
         ours_total = _median(size["ours_json"], "total_ms")
         met = "✓" if ours_total <= pi_total / 2 else "✗"
-        row(f"open + context, {label} ({mb:.0f} MB)", ours_total, pi_total, "ms",
-            f"≤ 0.5 {met}" if big else "")
-        row(f"  of which open ({label})", _median(size["ours_json"], "open_ms"), _median(size["pi_open"], "open_ms"), "ms")
-        row(f"  of which context ({label})", _median(size["ours_json"], "context_ms"),
-            _median(size["pi_open"], "context_ms"), "ms")
-        row(f"open + build_session_context() dicts, {label}", _median(size["ours_dicts"], "total_ms"), pi_total, "ms")
+        row(
+            f"open + context, {label} ({mb:.0f} MB)",
+            ours_total,
+            pi_total,
+            "ms",
+            f"≤ 0.5 {met}" if big else "",
+        )
+        row(
+            f"  of which open ({label})",
+            _median(size["ours_json"], "open_ms"),
+            _median(size["pi_open"], "open_ms"),
+            "ms",
+        )
+        row(
+            f"  of which context ({label})",
+            _median(size["ours_json"], "context_ms"),
+            _median(size["pi_open"], "context_ms"),
+            "ms",
+        )
+        row(
+            f"open + build_session_context() dicts, {label}",
+            _median(size["ours_dicts"], "total_ms"),
+            pi_total,
+            "ms",
+        )
         ours_ops, pi_ops = size["ours_ops"], size["pi_ops"]
         after = ours_ops["context_after_append_ms"]
-        row(f"context after one append, {label}", after, pi_ops["context_after_append_ms"], "ms",
-            f"< 5 ms {'✓' if after < 5 else '✗'}" if big else "")
-        row(f"  same, with message_json() of all ({label})", ours_ops["context_json_after_append_ms"],
-            pi_ops["context_after_append_ms"], "ms")
-        row(f"append + context, {label}", ours_ops["append_plus_context_ms"],
-            pi_ops["context_after_append_ms"], "ms", "(pi: context only)")
-        row(f"append throughput, {label}", ours_ops["appends_per_s"], pi_ops["appends_per_s"], "/s", "higher is better")
+        row(
+            f"context after one append, {label}",
+            after,
+            pi_ops["context_after_append_ms"],
+            "ms",
+            f"< 5 ms {'✓' if after < 5 else '✗'}" if big else "",
+        )
+        row(
+            f"  same, with message_json() of all ({label})",
+            ours_ops["context_json_after_append_ms"],
+            pi_ops["context_after_append_ms"],
+            "ms",
+        )
+        row(
+            f"append + context, {label}",
+            ours_ops["append_plus_context_ms"],
+            pi_ops["context_after_append_ms"],
+            "ms",
+            "(pi: context only)",
+        )
+        row(
+            f"append throughput, {label}",
+            ours_ops["appends_per_s"],
+            pi_ops["appends_per_s"],
+            "/s",
+            "higher is better",
+        )
         row(f"get_tree, {label}", ours_ops["get_tree_ms"], pi_ops["get_tree_ms"], "ms")
         ours_peak = _median(size["ours_json"], "peak_rss_bytes") / size["file_bytes"]
         pi_peak = _median(size["pi_open"], "peak_rss_bytes") / size["file_bytes"]
-        row(f"peak memory (RSS growth) / file, {label}", ours_peak, pi_peak, "x",
-            f"≤ 1.5× {'✓' if ours_peak <= 1.5 else '✗'}" if big else "")
+        row(
+            f"peak memory (RSS growth) / file, {label}",
+            ours_peak,
+            pi_peak,
+            "x",
+            f"≤ 1.5× {'✓' if ours_peak <= 1.5 else '✗'}" if big else "",
+        )
         trace = size["ours_tracemalloc"]["tracemalloc_peak_bytes"] / size["file_bytes"]
         row(f"  tracemalloc peak / file, {label}", trace, None, "x")
         retained_ours = _median(size["ours_json"], "retained_rss_bytes") / size["file_bytes"]
@@ -360,17 +414,36 @@ def report(results: dict[str, Any]) -> str:
         row(f"  retained after open (RSS) / file, {label}", retained_ours, retained_pi, "x")
     if "list" in results:
         listing = results["list"]
-        row(f"list {listing['files']:,} session files ({listing['bytes'] / 1e6:.0f} MB)",
-            listing["ours"]["list_ms"], listing["pi"]["list_ms"], "ms")
-    widths = [max(len(r[i]) for r in [*rows, ("measurement", "ours", "pi", "ours / pi", "target")]) for i in range(5)]
-    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(
-        ("measurement", "ours", "pi", "ours / pi", "target"), widths, strict=True)) + " |"]
+        row(
+            f"list {listing['files']:,} session files ({listing['bytes'] / 1e6:.0f} MB)",
+            listing["ours"]["list_ms"],
+            listing["pi"]["list_ms"],
+            "ms",
+        )
+    widths = [
+        max(len(r[i]) for r in [*rows, ("measurement", "ours", "pi", "ours / pi", "target")])
+        for i in range(5)
+    ]
+    lines = [
+        "| "
+        + " | ".join(
+            h.ljust(w)
+            for h, w in zip(("measurement", "ours", "pi", "ours / pi", "target"), widths, strict=True)
+        )
+        + " |"
+    ]
     lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     lines.extend("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows)
-    checks = [f"{_label(int(c))}: {'identical' if s['identical'] else 'DIFFERENT'}" for c, s in results["sizes"].items()]
+    checks = [
+        f"{_label(int(c))}: {'identical' if s['identical'] else 'DIFFERENT'}"
+        for c, s in results["sizes"].items()
+    ]
     lines.append("")
-    lines.append("Context bytes ours vs pi (sha256 of the messages JSON, thinking level, model): " + ", ".join(checks))
-    lines.append(f"Machine: {results['machine']}")
+    lines.append(
+        "Context bytes ours vs pi (sha256 of the messages JSON, thinking level, model): " + ", ".join(checks)
+    )
+    load = ", ".join(f"{results[key][0]:.1f}" for key in ("load_before", "load_after") if key in results)
+    lines.append(f"Machine: {results['machine']}; 1-min load average before/after: {load}")
     return "\n".join(lines)
 
 
@@ -390,9 +463,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             raise SystemExit(f"unknown worker mode {mode}")
         return 0
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="~1 minute smoke run (1k + 5k entries, 100 files)")
-    parser.add_argument("--entries", type=int, nargs="+", help="entries of the big sessions (default 10000 100000)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="~1 minute smoke run (1k + 5k entries, 100 files)"
+    )
+    parser.add_argument(
+        "--entries", type=int, nargs="+", help="entries of the big sessions (default 10000 100000)"
+    )
     parser.add_argument("--list-files", type=int, help="session files to list (default 1000; 0 skips)")
     parser.add_argument("--runs", type=int, help="fresh-process runs per measurement (default 3)")
     parser.add_argument("--appends", type=int, help="appends for the throughput run (default 1000)")

@@ -41,7 +41,12 @@ CWD = "/home/dev/projects/acme-webapp"
 
 # --------------------------------------------------------------------------- text material
 
-_WORDS = (
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+_WORDS = _words(
     "the a an and or but if then else when while for to of in on at by with from into over under "
     "function class method module package import export return value values type types error errors "
     "test tests failing passes build config configuration server client request response handler "
@@ -59,18 +64,31 @@ _WORDS = (
     "we you they I our your their is are was were be been being has have had do does did done make "
     "makes made use uses used update updates updated add adds added remove removes removed keep "
     "probably actually likely clearly simply correctly properly exactly carefully quickly"
-).split()
+)
 
-_IDENTS = (
+_IDENTS = _words(
     "userId sessionId requestId handleRequest parseConfig loadSettings renderTree fetchUser "
     "createStore applyPatch computeDiff readFileSync writeFile appendEntry buildContext getTree "
     "validateInput normalizePath resolveModule toJSON fromJSON isValid hasChanges nextToken "
     "retryCount maxRetries timeoutMs bufferSize chunkSize offset cursor pageSize totalCount "
     "logger metrics tracer cache store router app server client db pool queue emitter"
-).split()
+)
 
-_DIRS = ("src", "src/server", "src/client", "src/lib", "src/components", "src/hooks", "src/db",
-         "tests", "tests/unit", "tests/e2e", "scripts", "packages/core/src", "packages/ui/src")
+_DIRS = (
+    "src",
+    "src/server",
+    "src/client",
+    "src/lib",
+    "src/components",
+    "src/hooks",
+    "src/db",
+    "tests",
+    "tests/unit",
+    "tests/e2e",
+    "scripts",
+    "packages/core/src",
+    "packages/ui/src",
+)
 _EXTS = (".ts", ".ts", ".tsx", ".py", ".js", ".json", ".md", ".css", ".sql", ".yaml")
 _UNICODE = ("→", "é", "ü", "—", "…", "✓", "✗", "λ", "中文", "🚀", "°", "µs")
 
@@ -133,7 +151,8 @@ class TextPool:
         form = rng.randrange(9)
         pad = "  " * indent
         if form == 0:
-            return f"{pad}const {a} = await {b}.{c}({rng.choice(_IDENTS)}, {{ timeout: {rng.randint(1, 999)} }});"
+            d, timeout = rng.choice(_IDENTS), rng.randint(1, 999)
+            return f"{pad}const {a} = await {b}.{c}({d}, {{ timeout: {timeout} }});"
         if form == 1:
             return f'{pad}if (!{a}) throw new Error("{b} is missing: " + {c});'
         if form == 2:
@@ -141,7 +160,7 @@ class TextPool:
         if form == 3:
             return f"{pad}export function {a}({b}: string, {c}?: number): Promise<void> {{"
         if form == 4:
-            return f"{pad}return {{ ...{a}, {b}: {c}[\"{rng.choice(_WORDS)}\"] ?? null }};"
+            return f'{pad}return {{ ...{a}, {b}: {c}["{rng.choice(_WORDS)}"] ?? null }};'
         if form == 5:
             return f"{pad}for (const {a} of {b}) {{\t{c}.push({a}.{rng.choice(_IDENTS)});"
         if form == 6:
@@ -224,12 +243,20 @@ class SessionGen:
     def session_id(self) -> str:
         rng = self.rng
         millis = self.now & ((1 << 48) - 1)
-        value = (millis << 80) | (0x7 << 76) | (rng.getrandbits(12) << 64) | (0b10 << 62) | rng.getrandbits(62)
+        value = (
+            (millis << 80) | (0x7 << 76) | (rng.getrandbits(12) << 64) | (0b10 << 62) | rng.getrandbits(62)
+        )
         text = f"{value:032x}"
         return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
     def header(self) -> dict[str, Any]:
-        return {"type": "session", "version": 3, "id": self.session_id(), "timestamp": _iso(self.now), "cwd": CWD}
+        return {
+            "type": "session",
+            "version": 3,
+            "id": self.session_id(),
+            "timestamp": _iso(self.now),
+            "cwd": CWD,
+        }
 
     def _entry(self, kind: str, **fields: Any) -> dict[str, Any]:
         entry_id = self._id()
@@ -284,12 +311,20 @@ class SessionGen:
                 arguments["offset"] = rng.randint(1, 900)
                 arguments["limit"] = rng.choice((50, 100, 200, 400))
         elif name == "bash":
-            command = rng.choice((
-                "npm test -- --run", "npx tsc --noEmit", "git status --short", "git diff --stat",
-                f"rg -n '{rng.choice(_IDENTS)}' src", "pytest -q -x tests/unit", "ls -la src",
-                f"cat package.json | jq '.dependencies'", "npm run lint -- --fix",
-                f"git log --oneline -n {rng.randint(5, 30)}",
-            ))
+            command = rng.choice(
+                (
+                    "npm test -- --run",
+                    "npx tsc --noEmit",
+                    "git status --short",
+                    "git diff --stat",
+                    f"rg -n '{rng.choice(_IDENTS)}' src",
+                    "pytest -q -x tests/unit",
+                    "ls -la src",
+                    "cat package.json | jq '.dependencies'",
+                    "npm run lint -- --fix",
+                    f"git log --oneline -n {rng.randint(5, 30)}",
+                )
+            )
             arguments = {"command": command}
             if rng.random() < 0.2:
                 arguments["timeout"] = rng.choice((30, 60, 120, 300))
@@ -297,10 +332,15 @@ class SessionGen:
             edits = []
             for _ in range(rng.choice((1, 1, 1, 2, 3))):
                 old = self.pool.code(lognormal_size(rng, 260, 0.7, 30, 4_000))
-                edits.append({"oldText": old, "newText": self.pool.code(lognormal_size(rng, 300, 0.7, 30, 5_000))})
+                edits.append(
+                    {"oldText": old, "newText": self.pool.code(lognormal_size(rng, 300, 0.7, 30, 5_000))}
+                )
             arguments = {"path": self.pool.path(), "edits": edits}
         elif name == "write":
-            arguments = {"path": self.pool.path(), "content": self.pool.code(lognormal_size(rng, 2_500, 0.9, 200, 60_000))}
+            arguments = {
+                "path": self.pool.path(),
+                "content": self.pool.code(lognormal_size(rng, 2_500, 0.9, 200, 60_000)),
+            }
         elif name == "grep":
             arguments = {"pattern": rng.choice(_IDENTS), "path": rng.choice(_DIRS)}
         else:
@@ -312,12 +352,20 @@ class SessionGen:
         rng = self.rng
         content: list[dict[str, Any]] = []
         if self.thinking != "off" and rng.random() < 0.85:
-            block: dict[str, Any] = {"type": "thinking", "thinking": self.pool.prose(lognormal_size(rng, 700, 0.7, 60, 12_000))}
+            block: dict[str, Any] = {
+                "type": "thinking",
+                "thinking": self.pool.prose(lognormal_size(rng, 700, 0.7, 60, 12_000)),
+            }
             if self.model[0] == "anthropic":
                 block["thinkingSignature"] = "".join(rng.choices(_B64, k=rng.randint(200, 800)))
             content.append(block)
         if final or rng.random() < 0.6:
-            content.append({"type": "text", "text": self.pool.prose(lognormal_size(rng, 450 if not final else 900, 0.7, 20, 10_000))})
+            content.append(
+                {
+                    "type": "text",
+                    "text": self.pool.prose(lognormal_size(rng, 450 if not final else 900, 0.7, 20, 10_000)),
+                }
+            )
         if not final:
             content.extend(self._tool_call() for _ in range(rng.choices((1, 2, 3), (70, 22, 8))[0]))
         provider, api, model, *_ = self.model
@@ -346,16 +394,22 @@ class SessionGen:
         elif name == "bash":
             text = self.pool.prose(lognormal_size(rng, 900, 1.0, 20, 60_000))
             if rng.random() < 0.1:
-                details = {"truncation": {"truncated": True, "totalLines": rng.randint(2_000, 9_000)},
-                           "fullOutputPath": f"/tmp/pi-bash-{rng.getrandbits(32):08x}.log"}
+                details = {
+                    "truncation": {"truncated": True, "totalLines": rng.randint(2_000, 9_000)},
+                    "fullOutputPath": f"/tmp/pi-bash-{rng.getrandbits(32):08x}.log",
+                }
         elif name == "edit":
             count = len(call["arguments"]["edits"])
             text = f"Successfully replaced {count} block(s) in {call['arguments']['path']}."
-            diff = "\n".join(f"{rng.choice('+- ')}{rng.randint(1, 900):>4} {line}"
-                             for line in self.pool.code(lognormal_size(rng, 900, 0.7, 100, 12_000)).split("\n"))
+            diff = "\n".join(
+                f"{rng.choice('+- ')}{rng.randint(1, 900):>4} {line}"
+                for line in self.pool.code(lognormal_size(rng, 900, 0.7, 100, 12_000)).split("\n")
+            )
             details = {"diff": diff, "firstChangedLine": rng.randint(1, 900)}
         elif name == "write":
-            text = f"Successfully wrote {len(call['arguments']['content'])} bytes to {call['arguments']['path']}"
+            text = (
+                f"Successfully wrote {len(call['arguments']['content'])} bytes to {call['arguments']['path']}"
+            )
         else:
             text = "\n".join(self.pool.path() for _ in range(rng.randint(3, 60)))
         message: dict[str, Any] = {
@@ -384,7 +438,9 @@ class SessionGen:
 
     def label(self) -> dict[str, Any]:
         target = self.rng.choice(self.path[-200:])[0]
-        text = self.rng.choice(("checkpoint", "before refactor", "tests green", "good state", "bug repro", ""))
+        text = self.rng.choice(
+            ("checkpoint", "before refactor", "tests green", "good state", "bug repro", "")
+        )
         fields: dict[str, Any] = {"targetId": target}
         if text:
             fields["label"] = text  # no label = pi's "clear label"
@@ -393,7 +449,9 @@ class SessionGen:
 
     def session_info(self) -> dict[str, Any]:
         self._tick(100, 2_000)
-        return self._entry("session_info", name=" ".join(self.rng.choices(_WORDS, k=self.rng.randint(2, 6))).capitalize())
+        return self._entry(
+            "session_info", name=" ".join(self.rng.choices(_WORDS, k=self.rng.randint(2, 6))).capitalize()
+        )
 
     def custom(self) -> dict[str, Any]:
         self._tick(100, 2_000)
@@ -401,7 +459,10 @@ class SessionGen:
         entry = {
             "type": "custom",
             "customType": "pi-lsp.ui-state",
-            "data": {"expanded": [self._id() for _ in range(self.rng.randint(0, 5))], "scroll": self.rng.random()},
+            "data": {
+                "expanded": [self._id() for _ in range(self.rng.randint(0, 5))],
+                "scroll": self.rng.random(),
+            },
             "id": entry_id,
             "parentId": self.leaf,
             "timestamp": _iso(self.now),
@@ -415,8 +476,10 @@ class SessionGen:
         keep_from = users[-min(len(users), self.rng.randint(2, 4))] if users else len(self.path) - 1
         first_kept = self.path[keep_from][0]
         self._tick(10_000, 60_000)
-        details = {"readFiles": [self.pool.path() for _ in range(self.rng.randint(3, 25))],
-                   "modifiedFiles": [self.pool.path() for _ in range(self.rng.randint(1, 10))]}
+        details = {
+            "readFiles": [self.pool.path() for _ in range(self.rng.randint(3, 25))],
+            "modifiedFiles": [self.pool.path() for _ in range(self.rng.randint(1, 10))],
+        }
         return self._entry(
             "compaction",
             summary="## Goal\n" + self.pool.prose(lognormal_size(self.rng, 4_000, 0.4, 1_000, 16_000)),
@@ -440,8 +503,10 @@ class SessionGen:
                 "branch_summary",
                 fromId=abandoned_from if self.rng.random() < 0.5 else (self.leaf or "root"),
                 summary=self.pool.prose(lognormal_size(self.rng, 1_200, 0.5, 200, 8_000)),
-                details={"readFiles": [self.pool.path() for _ in range(self.rng.randint(0, 8))],
-                         "modifiedFiles": []},
+                details={
+                    "readFiles": [self.pool.path() for _ in range(self.rng.randint(0, 8))],
+                    "modifiedFiles": [],
+                },
             )
 
     # ---- the whole session
@@ -551,19 +616,29 @@ def list_sessions_dir(out: Path, files: int, seed: int = 1000) -> Path:
     for index in range(files):
         count = lognormal_size(rng, 40, 1.0, 3, 600)
         file_seed = seed + 1 + index
-        total += write_session(directory / _pi_file_name(file_seed), file_seed, count, (0.5,) if count > 300 else ())
+        total += write_session(
+            directory / _pi_file_name(file_seed), file_seed, count, (0.5,) if count > 300 else ()
+        )
     meta.write_text(json.dumps(params))
     print(f"generated {directory} ({files} files, {total / 1e6:.1f} MB)", file=sys.stderr)
     return directory
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: .bench-data/)")
-    parser.add_argument("--entries", type=int, nargs="*", default=[10_000, 100_000], help="entries per big session")
-    parser.add_argument("--list-files", type=int, default=1_000, help="session files for the list benchmark (0: none)")
+    parser.add_argument(
+        "--entries", type=int, nargs="*", default=[10_000, 100_000], help="entries per big session"
+    )
+    parser.add_argument(
+        "--list-files", type=int, default=1_000, help="session files for the list benchmark (0: none)"
+    )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--stats", action="store_true", help="print the line-size distribution of each big file")
+    parser.add_argument(
+        "--stats", action="store_true", help="print the line-size distribution of each big file"
+    )
     args = parser.parse_args(argv)
     for count in args.entries:
         path = big_session(args.out, count, args.seed)
@@ -584,7 +659,8 @@ def print_stats(path: Path) -> None:
     print(
         f"{path.name}: {count} lines, {sum(sizes) / 1e6:.1f} MB, mean {sum(sizes) / count:.0f} B, "
         f"p10 {q(0.1)} p50 {q(0.5)} p90 {q(0.9)} p99 {q(0.99)} max {sizes[-1]}; "
-        f">=10KB {sum(s >= 10_000 for s in sizes) / count:.1%}, <1KB {sum(s < 1_000 for s in sizes) / count:.1%}"
+        f">=10KB {sum(s >= 10_000 for s in sizes) / count:.1%}, "
+        f"<1KB {sum(s < 1_000 for s in sizes) / count:.1%}"
     )
 
 

@@ -272,8 +272,9 @@ class PiProtocol(LanguageServerProtocol):
                 message = redact(f"internal error: the result could not be encoded: {error}")
                 self._write_error(payload["id"], INTERNAL_ERROR, message)
             return
-        data = b"Content-Length: %d\r\n\r\n%b" % (len(body), body) if self._include_headers else body
-        result = self.writer.write(data)
+        if self._include_headers:  # written apart so a big body is not copied once more
+            self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body))
+        result = self.writer.write(body)
         if inspect.isawaitable(result):
             task = asyncio.ensure_future(result)
             self._pending_writes.add(task)

@@ -90,7 +90,13 @@ class RpcClient:
         self.writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
 
     def send(self, message: Mapping[str, Any]) -> None:
-        self.send_bytes(orjson.dumps(message))
+        try:
+            body = orjson.dumps(message)
+        except TypeError:  # integers beyond 64 bits: valid JSON that orjson will not write
+            import json
+
+            body = json.dumps(message, separators=(",", ":")).encode()
+        self.send_bytes(body)
 
     def notify(self, method: str, params: Any = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -102,6 +108,8 @@ class RpcClient:
         self, method: str, params: Any = None, *, omit_params: bool = False
     ) -> tuple[int, asyncio.Future[bytes]]:
         """Send a request; returns its id and a future for the raw response body."""
+        if self._read_task.done():
+            raise ConnectionError("the connection to the server is closed")
         msg_id = next(self._ids)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         if not omit_params:

@@ -44,11 +44,20 @@ def _clean(item: bytes) -> bytes:
 
 
 def json_array(items: Sequence[bytes]) -> orjson.Fragment:
-    """One fragment holding a JSON array of already-encoded items."""
-    data = b"[" + b",".join(items) + b"]"
-    if not _valid_utf8(data):
-        data = b"[" + b",".join(_clean(item) for item in items) + b"]"
-    return orjson.Fragment(data)
+    """One fragment holding a JSON array of already-encoded items (copied once).
+
+    Items that are not pure ASCII are checked to be valid UTF-8 (a line pi wrote with invalid bytes
+    is re-encoded the way pi reads it), so the output is always valid JSON text.
+    """
+    if not items:
+        return orjson.Fragment(b"[]")
+    parts: list[bytes] = [b"["]
+    append = parts.append
+    for item in items:
+        append(item if item.isascii() else _clean(item))
+        append(b",")
+    parts[-1] = b"]"
+    return orjson.Fragment(b"".join(parts))
 
 
 def entry_fragment(record: EntryRecord) -> orjson.Fragment:
@@ -106,50 +115,55 @@ def node_fields(node: TreeNode) -> dict[str, Any]:
     return fields
 
 
-def _walk(roots: Sequence[TreeNode]) -> Iterator[tuple[TreeNode | None, int]]:
-    """Depth-first, children in pi's order: yields (node, depth) on entry and (None, depth) on exit."""
-    stack: list[tuple[Iterator[TreeNode], int]] = [(iter(roots), 0)]
+def _preorder(roots: Sequence[TreeNode]) -> Iterator[TreeNode]:
+    """Depth-first, children in pi's order, without recursion."""
+    stack = list(reversed(roots))
     while stack:
-        children, depth = stack[-1]
-        node = next(children, None)
-        if node is None:
-            stack.pop()
-            if stack:
-                yield None, depth - 1
-            continue
-        yield node, depth
-        stack.append((iter(node.children), depth + 1))
+        node = stack.pop()
+        yield node
+        if node.children:
+            stack.extend(reversed(node.children))
 
 
 def nested_tree(roots: Sequence[TreeNode]) -> orjson.Fragment:
     """``TreeNode[]`` with nested ``children``, written without recursion."""
     parts: list[bytes] = [b"["]
-    need_comma = [False]
-    for node, _depth in _walk(roots):
+    append = parts.append
+    stack: list[Iterator[TreeNode]] = [iter(roots)]
+    first = [True]
+    while stack:
+        node = next(stack[-1], None)
         if node is None:
-            parts.append(b"]}")
-            need_comma.pop()
+            stack.pop()
+            first.pop()
+            append(b"]}" if stack else b"]")
             continue
-        if need_comma[-1]:
-            parts.append(b",")
-        need_comma[-1] = True
-        parts.append(dumps(node_fields(node))[:-1])
-        parts.append(b',"children":[')
-        need_comma.append(False)
-    parts.append(b"]")
+        if first[-1]:
+            first[-1] = False
+        else:
+            append(b",")
+        append(dumps(node_fields(node))[:-1])
+        if node.children:
+            append(b',"children":[')
+            stack.append(iter(node.children))
+            first.append(True)
+        else:
+            append(b',"children":[]}')
     return orjson.Fragment(b"".join(parts))
 
 
 def flat_tree(roots: Sequence[TreeNode]) -> tuple[list[str | None], orjson.Fragment]:
     """Nodes in depth-first order with ``childIds`` instead of nested children (plus root ids)."""
-    parts: list[bytes] = []
-    for node, _depth in _walk(roots):
-        if node is None:
-            continue
+    nodes = []
+    for node in _preorder(roots):
         fields = node_fields(node)
         fields["childIds"] = [child.record.id for child in node.children]
-        parts.append(dumps(fields))
-    return [root.record.id for root in roots], json_array(parts)
+        nodes.append(fields)
+    try:
+        data = orjson.dumps(nodes)
+    except TypeError:
+        data = b"[" + b",".join(dumps(fields) for fields in nodes) + b"]"
+    return [root.record.id for root in roots], orjson.Fragment(data)
 
 
 def tree_result(

@@ -70,8 +70,8 @@ def entry_to_message(entry: Entry) -> Message | None:
     """The context message an entry contributes, or None (pi's per-entry "emit")."""
     kind = entry.get("type")
     if kind == "message":
-        message = entry.get("message")
-        return message if isinstance(message, dict) else None
+        stored = entry.get("message")
+        return stored if isinstance(stored, dict) else None
     if kind == "custom_message":
         message: Message = {"role": "custom"}
         for key in ("customType", "content", "display", "details"):
@@ -99,7 +99,7 @@ def compaction_summary_message(entry: Entry) -> Message:
 
 
 def select_leaf(
-    entries: Sequence[Entry], leaf_id: str | None | _Unset, by_id: Mapping[str, Entry]
+    entries: Sequence[Entry], leaf_id: str | _Unset | None, by_id: Mapping[str, Entry]
 ) -> Entry | None:
     """pi's leaf choice: None → nothing; a known id → it; anything else → the last entry."""
     if leaf_id is None:
@@ -119,11 +119,11 @@ def context_from_path(path: Sequence[Entry]) -> SessionContext:
         if kind == "thinking_level_change":
             thinking_level = entry.get("thinkingLevel")  # type: ignore[assignment]
         elif kind == "model_change":
-            model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}  # type: ignore[typeddict-item]
+            model = ModelRef(provider=entry.get("provider"), modelId=entry.get("modelId"))  # type: ignore[typeddict-item]
         elif kind == "message":
             message = entry.get("message")
             if isinstance(message, dict) and message.get("role") == "assistant":
-                model = {"provider": message.get("provider"), "modelId": message.get("model")}  # type: ignore[typeddict-item]
+                model = ModelRef(provider=message.get("provider"), modelId=message.get("model"))  # type: ignore[typeddict-item]
         elif kind == "compaction":
             compaction_index = index
     return {
@@ -173,7 +173,7 @@ def index_by_id(entries: Iterable[Entry]) -> dict[str, Entry]:
 
 def build_session_context(
     entries: Sequence[Entry],
-    leaf_id: str | None | _Unset = UNSET,
+    leaf_id: str | _Unset | None = UNSET,
     by_id: Mapping[str, Entry] | None = None,
 ) -> SessionContext:
     """pi's ``buildSessionContext(entries, leafId?, byId?)`` over plain entry dicts (no header)."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lsp.session.context import iso_to_ms
+from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.records import EntryRecord
 
 
@@ -75,6 +76,7 @@ class SessionIndex:
         """Records whose parentId is ``parent_id``, in file order (pi's ``getChildren``)."""
         return [record for record in self.records if record.parent_id == parent_id]
 
+    @gc_paused()
     def tree(self) -> list[TreeNode]:
         """pi's ``getTree``: roots in file order, children sorted stably by timestamp.
 

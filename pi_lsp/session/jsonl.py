@@ -8,9 +8,9 @@ line is reported. Serialising matches ``JSON.stringify``: compact, UTF-8, integr
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import orjson

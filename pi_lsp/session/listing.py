@@ -124,7 +124,11 @@ def build_session_info(path: Path) -> SessionInfo | None:
 
 def _session_files(directory: Path) -> list[Path]:
     try:
-        return [Path(entry.path) for entry in os.scandir(directory) if entry.name.endswith(".jsonl") and entry.is_file()]
+        return [
+            Path(entry.path)
+            for entry in os.scandir(directory)
+            if entry.name.endswith(".jsonl") and entry.is_file()
+        ]
     except OSError:
         return []
 
@@ -133,7 +137,9 @@ def _sorted(infos: list[SessionInfo]) -> list[SessionInfo]:
     return sorted(infos, key=lambda info: info.modified_ms, reverse=True)
 
 
-def list_sessions(cwd: str, session_dir: Path | str | None = None, agent_dir: Path | None = None) -> list[SessionInfo]:
+def list_sessions(
+    cwd: str, session_dir: Path | str | None = None, agent_dir: Path | None = None
+) -> list[SessionInfo]:
     """Sessions of one project folder, newest ``modified`` first (pi's ``SessionManager.list``)."""
     directory = Path(session_dir) if session_dir is not None else default_session_dir(cwd, agent_dir)
     infos = [info for file in _session_files(directory) if (info := build_session_info(file)) is not None]
@@ -149,7 +155,9 @@ def list_all_sessions(agent_dir: Path | None = None) -> list[SessionInfo]:
         return []
     infos: list[SessionInfo] = []
     for folder in folders:
-        infos.extend(info for file in _session_files(folder) if (info := build_session_info(file)) is not None)
+        infos.extend(
+            info for file in _session_files(folder) if (info := build_session_info(file)) is not None
+        )
     return _sorted(infos)
 
 
@@ -160,7 +168,11 @@ def is_valid_session_file(path: Path) -> bool:
             for line in handle:
                 if line.strip():
                     obj = loads_line(line)
-                    return isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str)
+                    return (
+                        isinstance(obj, dict)
+                        and obj.get("type") == "session"
+                        and isinstance(obj.get("id"), str)
+                    )
     except (OSError, ValueError):
         return False
     return False
@@ -200,11 +212,16 @@ def search_sessions(infos: list[SessionInfo], query: str | None) -> list[Session
         if not query[3:]:
             return []
         return [info for info in infos if pattern.search(_haystack(info))]
-    phrases = [" ".join(p.lower().split()) for p in _QUOTED.findall(query)] if query.count('"') % 2 == 0 else []
+    balanced = query.count('"') % 2 == 0
+    phrases = [" ".join(p.lower().split()) for p in _QUOTED.findall(query)] if balanced else []
     rest = _QUOTED.sub(" ", query) if phrases else query
     words = [word.lower() for word in rest.split()]
     needles = [p for p in phrases if p] + words
-    return [info for info in infos if all(needle in " ".join(_haystack(info).lower().split()) for needle in needles)]
+    return [
+        info
+        for info in infos
+        if all(needle in " ".join(_haystack(info).lower().split()) for needle in needles)
+    ]
 
 
 def _haystack(info: SessionInfo) -> str:

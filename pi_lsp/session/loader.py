@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import orjson
 
+from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.jsonl import RawLine, loads_line
 from pi_lsp.session.records import EntryRecord
 
@@ -43,6 +44,7 @@ class ReadResult:
     any_parsed: bool = False
 
 
+@gc_paused()
 def read_lines(
     path: Path,
     *,

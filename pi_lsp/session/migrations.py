@@ -56,13 +56,13 @@ def _migrate_v1_to_v2(objects: MutableSequence[JsonObject]) -> None:
         used.add(entry_id)
         ids.append(entry_id)
     previous: str | None = None
-    for obj, entry_id in zip(objects, ids, strict=True):
-        if entry_id is None:
+    for obj, new_id in zip(objects, ids, strict=True):
+        if new_id is None:
             obj["version"] = 2
             continue
-        obj["id"] = entry_id
+        obj["id"] = new_id
         obj["parentId"] = previous
-        previous = entry_id
+        previous = new_id
     for obj in objects:
         if obj.get("type") != "compaction":
             continue

@@ -93,7 +93,9 @@ class SessionManager:
         return manager
 
     @classmethod
-    def continue_recent(cls, cwd: str, session_dir: Path | str | None = None, **options: Any) -> SessionManager:
+    def continue_recent(
+        cls, cwd: str, session_dir: Path | str | None = None, **options: Any
+    ) -> SessionManager:
         """The most recently modified session of ``cwd`` (by file mtime, as pi), else a new one."""
         from pi_lsp.session.listing import find_most_recent_session
 
@@ -133,7 +135,8 @@ class SessionManager:
             "cwd": target_cwd,
             "parentSession": str(source_path),
         }
-        lines = [dumps_compact(header)] + [dumps_compact(obj) for obj in objects if obj.get("type") != "session"]
+        lines = [dumps_compact(header)]
+        lines.extend(dumps_compact(obj) for obj in objects if obj.get("type") != "session")
         target = directory / session_file_name(header["timestamp"], header["id"])
         write_new_file(target, b"\n".join(lines) + b"\n")
         return cls.open(target, directory, cwd_override=target_cwd, **options)
@@ -166,7 +169,7 @@ class SessionManager:
 
     # ------------------------------------------------------------------ session lifecycle
 
-    def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None:  # noqa: A002
+    def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None:
         """Start a fresh session in this manager (pi's ``newSession``); returns its future path."""
         header: Entry = {
             "type": "session",
@@ -179,7 +182,8 @@ class SessionManager:
             header["parentSession"] = parent_session
         self._reset(header)
         if self.persist and self.session_dir:
-            self.session_file = str(Path(self.session_dir) / session_file_name(header["timestamp"], header["id"]))
+            name = session_file_name(header["timestamp"], header["id"])
+            self.session_file = str(Path(self.session_dir) / name)
             return self.session_file
         self.session_file = None
         return None
@@ -283,19 +287,19 @@ class SessionManager:
         label = self.index.labels.get(entry_id)
         return label[0] if label is not None else None
 
-    def get_branch(self, from_id: str | None | _Unset = UNSET) -> list[Entry]:
+    def get_branch(self, from_id: str | _Unset | None = UNSET) -> list[Entry]:
         """Entries root→``from_id`` (default: the leaf), every type included."""
         start = self.leaf_id if isinstance(from_id, _Unset) else from_id
         return [record.entry() for record in self.index.path_to(start)]
 
-    def branch_records(self, from_id: str | None | _Unset = UNSET) -> list[EntryRecord]:
+    def branch_records(self, from_id: str | _Unset | None = UNSET) -> list[EntryRecord]:
         start = self.leaf_id if isinstance(from_id, _Unset) else from_id
         return self.index.path_to(start)
 
     def get_tree(self) -> list[TreeNode]:
         return self.index.tree()
 
-    def context_view(self, leaf_id: str | None | _Unset = UNSET) -> ContextView:
+    def context_view(self, leaf_id: str | _Unset | None = UNSET) -> ContextView:
         """The context of ``leaf_id`` (default: the current leaf) as a lazy view.
 
         As in pi's method form: the current leaf ``None`` gives an empty context; an explicit id
@@ -322,7 +326,7 @@ class SessionManager:
             self._view = view
         return view
 
-    def build_session_context(self, leaf_id: str | None | _Unset = UNSET) -> SessionContext:
+    def build_session_context(self, leaf_id: str | _Unset | None = UNSET) -> SessionContext:
         """pi's ``buildSessionContext()`` method form, materialised as plain dicts."""
         return self.context_view(leaf_id).to_context()
 
@@ -400,7 +404,12 @@ class SessionManager:
     def append_custom_message_entry(
         self, custom_type: str, content: Any, display: bool, details: Any = UNSET
     ) -> str:
-        fields: Entry = {"type": "custom_message", "customType": custom_type, "content": content, "display": display}
+        fields: Entry = {
+            "type": "custom_message",
+            "customType": custom_type,
+            "content": content,
+            "display": display,
+        }
         if not isinstance(details, _Unset):
             fields["details"] = details
         return self._append(fields)
@@ -420,7 +429,11 @@ class SessionManager:
         if from_id is not None and from_id not in self.index.by_id:
             raise EntryNotFoundError(from_id)
         self.leaf_id = from_id
-        fields: Entry = {"type": "branch_summary", "fromId": from_id if from_id is not None else "root", "summary": summary}
+        fields: Entry = {
+            "type": "branch_summary",
+            "fromId": from_id if from_id is not None else "root",
+            "summary": summary,
+        }
         if not isinstance(details, _Unset):
             fields["details"] = details
         if from_hook is not None:
@@ -567,14 +580,14 @@ class SessionManager:
         if not self.persist or not self.session_dir:
             self.session_file = None
             return None
-        target = Path(self.session_dir) / session_file_name(header["timestamp"], header["id"])
-        self.session_file = str(target)
+        new_path = Path(self.session_dir) / session_file_name(header["timestamp"], header["id"])
+        self.session_file = str(new_path)
         if self.index.assistant_count > 0:
             lines = [dumps_compact(header), *(record.raw for record in self.index.records)]
-            write_new_file(target, b"\n".join(lines) + b"\n")
+            write_new_file(new_path, b"\n".join(lines) + b"\n")
             self._flushed = True
-            self._inode = target.stat().st_ino
-            self._read_offset = target.stat().st_size
+            self._inode = new_path.stat().st_ino
+            self._read_offset = new_path.stat().st_size
             self._next_line = len(lines) + 1
         return self.session_file
 

@@ -57,7 +57,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def append_lines(path: Path, data: bytes, *, fsync: bool = False, require_empty: bool = False) -> AppendResult:
+def append_lines(
+    path: Path, data: bytes, *, fsync: bool = False, require_empty: bool = False
+) -> AppendResult:
     """Append complete LF-terminated lines in one write; returns where they landed.
 
     ``require_empty`` is used for the first flush of a new session: the file must not have gained

@@ -293,6 +293,21 @@ local function main()
     return pi.state.session ~= nil and pi.state.session.sessionId ~= fresh
   end, 20)
 
+  -- methods wired later (compaction, system prompt, skills): they must answer, not hang
+  R.later = {}
+  for _, call in ipairs({
+    { "prepare_compaction", { session = sid } },
+    { "get_system_prompt", { cwd = cfg.workspace } },
+    { "list_skills", { cwd = cfg.workspace } },
+  }) do
+    local result, err = pi.sync[call[1]](call[2], 5000)
+    R.later[call[1]] = {
+      supported = pi.supports(call[1]),
+      keys = result and vim.tbl_keys(result) or vim.NIL,
+      code = err and err.code or vim.NIL,
+    }
+  end
+
   -- errors ------------------------------------------------------------------------------
   local _, e1 = pi.sync.get_entry({ session = sid, id = "no-such-entry" })
   local _, e2 = pi.sync.get_session_state({ session = "no-such-session" })

@@ -1,9 +1,11 @@
 """End-to-end: the Neovim plugin (nvim-client/) in a real headless Neovim against the real server.
 
 Neovim runs ``tests/nvim/e2e.lua``, which drives ``require("pi")`` (sessions, entries, tree,
-context, labels, navigation, the :PiTree / :PiContext / :PiLabel / :PiName commands) and records
-what it saw as JSON. Meanwhile this process appends to the session file like another pi process
-would, and the plugin must receive ``pi/sessionChanged`` with reason ``external``.
+context, labels, navigation, settings changes, fork/branch/close, the :PiTree / :PiContext /
+:PiLabel / :PiName / :PiSessions / :PiOpen / :PiNew / :PiContinue commands, a tree deeper than
+Neovim's JSON decoder nests) and records what it saw as JSON. Meanwhile this process appends to the
+session file like another pi process would, and the plugin must receive ``pi/sessionChanged`` with
+reason ``external``. Skipped only where ``nvim`` is not installed.
 """
 
 from __future__ import annotations
@@ -417,6 +419,21 @@ def test_deep_tree(run: dict[str, Any]) -> None:
     assert deep["first"] == "* user: deep question 0"
     assert deep["last"].startswith("> assistant: deep answer") and deep["last_id"] == deep["leaf"]
     assert deep["source"] in ("flat", "entries")
+
+
+def test_later_methods_answer(run: dict[str, Any]) -> None:
+    expected = {
+        "prepare_compaction": {"firstKeptEntryId", "tokensBefore", "summarizeCount"},
+        "get_system_prompt": {"text", "tokens", "sources"},
+        "list_skills": {"skills", "diagnostics"},
+    }
+    for name, keys in expected.items():
+        outcome = run["later"][name]
+        if outcome["supported"]:
+            assert outcome["code"] is None, (name, outcome)
+            assert keys <= set(outcome["keys"]), (name, outcome)
+        else:  # reserved by this build: answered with MethodNotFound, never left hanging
+            assert outcome["code"] == -32601, (name, outcome)
 
 
 def test_errors_and_shutdown(run: dict[str, Any]) -> None:

@@ -46,14 +46,18 @@ def raw_converter() -> Any:
     """pygls' converter, but results and custom notifications stay plain JSON (no namedtuples)."""
     converter = default_converter()
     converter.register_structure_hook(
-        JsonRPCResponseMessage, lambda obj, cls: cls(id=obj["id"], jsonrpc=obj["jsonrpc"], result=obj.get("result"))
+        JsonRPCResponseMessage,
+        lambda obj, cls: cls(id=obj["id"], jsonrpc=obj["jsonrpc"], result=obj.get("result")),
     )
     converter.register_structure_hook(
-        JsonRPCNotification, lambda obj, cls: cls(method=obj["method"], jsonrpc=obj["jsonrpc"], params=obj.get("params"))
+        JsonRPCNotification,
+        lambda obj, cls: cls(method=obj["method"], jsonrpc=obj["jsonrpc"], params=obj.get("params")),
     )
     converter.register_structure_hook(
         JsonRPCRequestMessage,
-        lambda obj, cls: cls(id=obj["id"], method=obj["method"], jsonrpc=obj["jsonrpc"], params=obj.get("params")),
+        lambda obj, cls: cls(
+            id=obj["id"], method=obj["method"], jsonrpc=obj["jsonrpc"], params=obj.get("params")
+        ),
     )
     return converter
 
@@ -70,8 +74,12 @@ def make_client() -> LanguageClient:
     return client
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=server_env(), client_factory=make_client))
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LanguageClient]:
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=SERVER, server_env=server_env(), client_factory=make_client)
+)
+async def client(
+    lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[LanguageClient]:
     root = tmp_path_factory.mktemp("workspace")
     params = types.InitializeParams(
         capabilities=types.ClientCapabilities(),
@@ -86,7 +94,9 @@ async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFa
 
 
 async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
-    return await asyncio.wait_for(client.protocol.send_request_async(method, params if params is not None else {}), 30)
+    return await asyncio.wait_for(
+        client.protocol.send_request_async(method, params if params is not None else {}), 30
+    )
 
 
 async def call_error(client: LanguageClient, method: str, params: Any = None) -> JsonRpcException:
@@ -136,8 +146,14 @@ def assistant(text: str, tool: dict[str, Any] | None = None) -> dict[str, Any]:
             "api": "anthropic-messages",
             "provider": "anthropic",
             "model": "claude-test",
-            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
-                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "usage": {
+                "input": 1,
+                "output": 1,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 2,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            },
             "stopReason": "toolUse" if tool else "stop",
         },
     }
@@ -146,29 +162,53 @@ def assistant(text: str, tool: dict[str, Any] | None = None) -> dict[str, Any]:
 def tool_result(call_id: str, text: str) -> dict[str, Any]:
     return {
         "type": "message",
-        "message": {"role": "toolResult", "toolCallId": call_id, "toolName": "read",
-                    "content": [{"type": "text", "text": text}], "isError": False},
+        "message": {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": "read",
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+        },
     }
 
 
-def write_linear_session(path: Path, count: int, session_id: str = "0197b000-0000-7000-8000-00000000beef") -> Path:
+def write_linear_session(
+    path: Path, count: int, session_id: str = "0197b000-0000-7000-8000-00000000beef"
+) -> Path:
     """A v3 session of ``count`` alternating user/assistant messages in one chain, written fast."""
     import orjson
 
-    header = {"type": "session", "version": 3, "id": session_id, "timestamp": "2026-01-01T00:00:00.000Z",
-              "cwd": str(path.parent)}
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": session_id,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": str(path.parent),
+    }
     lines = [orjson.dumps(header)]
     parent = None
     for number in range(count):
         entry_id = f"{number:08x}"
         stamp = f"2026-01-01T00:{(number // 60000) % 60:02d}:{(number // 1000) % 60:02d}.{number % 1000:03d}Z"
         if number % 2 == 0:
-            message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": f"question {number}"}],
-                                       "timestamp": 1767225600000 + number}
+            message: dict[str, Any] = {
+                "role": "user",
+                "content": [{"type": "text", "text": f"question {number}"}],
+                "timestamp": 1767225600000 + number,
+            }
         else:
             message = assistant(f"answer {number}")["message"] | {"timestamp": 1767225600000 + number}
-        lines.append(orjson.dumps({"type": "message", "id": entry_id, "parentId": parent, "timestamp": stamp,
-                                   "message": message}))
+        lines.append(
+            orjson.dumps(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": stamp,
+                    "message": message,
+                }
+            )
+        )
         parent = entry_id
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path

@@ -9,7 +9,16 @@ from typing import Any
 from pytest_lsp import LanguageClient
 
 from pi_lsp.session import build_session_context
-from tests.server.conftest import FIXTURE, assistant, call, call_error, copy_fixture, tool_result, user, wait_until
+from tests.server.conftest import (
+    FIXTURE,
+    assistant,
+    call,
+    call_error,
+    copy_fixture,
+    tool_result,
+    user,
+    wait_until,
+)
 
 
 async def open_fixture(client: LanguageClient, tmp_path: Path) -> dict[str, Any]:
@@ -24,13 +33,27 @@ async def test_append_every_entry_type(client: LanguageClient) -> None:
     state = await call(client, "pi/newSession", {})
     first = await call(client, "pi/appendEntry", {"entry": user("hi")})
     assert first["entry"]["parentId"] is None and first["entry"]["id"] == first["id"]
-    assert first["entry"]["timestamp"].endswith("Z") and isinstance(first["entry"]["message"]["timestamp"], int)
+    assert first["entry"]["timestamp"].endswith("Z") and isinstance(
+        first["entry"]["message"]["timestamp"], int
+    )
     entries: list[dict[str, Any]] = [
         assistant("reading", {"id": "c1", "name": "read", "arguments": {"path": "a.py"}}),
         tool_result("c1", "print(1)"),
-        {"type": "message", "message": {"role": "bashExecution", "command": "ls", "output": "a.py",
-                                        "exitCode": 0, "cancelled": False, "truncated": False}},
-        {"type": "message", "message": {"role": "custom", "customType": "note", "content": "x", "display": True}},
+        {
+            "type": "message",
+            "message": {
+                "role": "bashExecution",
+                "command": "ls",
+                "output": "a.py",
+                "exitCode": 0,
+                "cancelled": False,
+                "truncated": False,
+            },
+        },
+        {
+            "type": "message",
+            "message": {"role": "custom", "customType": "note", "content": "x", "display": True},
+        },
         {"type": "model_change", "provider": "openai", "modelId": "gpt-5"},
         {"type": "thinking_level_change", "thinkingLevel": "high"},
         {"type": "custom", "customType": "ext", "data": {"k": [1, 2]}, "unknownField": "kept"},
@@ -55,8 +78,12 @@ async def test_append_every_entry_type(client: LanguageClient) -> None:
     assert final["name"] == "Named" and final["leafId"] == previous and final["entryCount"] == 13
     await wait_until(lambda: len(changes(client)) == 13)
     assert all(c["reason"] == "append" and c["sessionId"] == state["sessionId"] for c in changes(client))
-    assert changes(client)[-1] == {"sessionId": state["sessionId"], "leafId": previous,
-                                   "appendedIds": [previous], "reason": "append"}
+    assert changes(client)[-1] == {
+        "sessionId": state["sessionId"],
+        "leafId": previous,
+        "appendedIds": [previous],
+        "reason": "append",
+    }
 
 
 async def test_invalid_entries_name_the_field(client: LanguageClient) -> None:
@@ -73,7 +100,9 @@ async def test_invalid_entries_name_the_field(client: LanguageClient) -> None:
     for params, text in cases:
         error = await call_error(client, "pi/appendEntry", params)
         assert error.code == -32602 and text in error.message, (params, error.message)
-    error = await call_error(client, "pi/appendEntry", {"entry": {"type": "label", "targetId": "nope", "label": "x"}})
+    error = await call_error(
+        client, "pi/appendEntry", {"entry": {"type": "label", "targetId": "nope", "label": "x"}}
+    )
     assert error.code == -32002
     assert (await call(client, "pi/getSessionState", {}))["entryCount"] == 0
 
@@ -86,7 +115,9 @@ async def test_get_entry_entries_and_branch(client: LanguageClient, tmp_path: Pa
     assert page["total"] == 17 and page["entries"] == lines
     page = await call(client, "pi/getEntries", {"offset": 15, "limit": 5})
     assert [e["id"] for e in page["entries"]] == ["e16", "e17"]
-    assert len((await call(client, "pi/getEntries", {"limit": 50_000}))["entries"]) == 17  # clamped, not an error
+    assert (
+        len((await call(client, "pi/getEntries", {"limit": 50_000}))["entries"]) == 17
+    )  # clamped, not an error
     assert (await call_error(client, "pi/getEntries", {"offset": -1})).code == -32602
     assert (await call_error(client, "pi/getEntries", {"limit": "10"})).message == "limit must be an integer"
     branch = (await call(client, "pi/getBranch", {"fromId": "e6"}))["entries"]
@@ -102,13 +133,29 @@ async def test_tree_nested_and_flat(client: LanguageClient, tmp_path: Path) -> N
     tree = await call(client, "pi/getTree", {})
     assert tree["leafId"] == "e17" and len(tree["roots"]) == 1
     node = tree["roots"][0]
-    assert node == {**node, "id": "e1", "parentId": None, "type": "message", "role": "user", "preview": "hello"}
+    assert node == {
+        **node,
+        "id": "e1",
+        "parentId": None,
+        "type": "message",
+        "role": "user",
+        "preview": "hello",
+    }
     fork = node["children"][0]["children"][0]
     assert [child["id"] for child in fork["children"]] == ["e4", "e7"]
     assert fork["children"][0]["label"] == "A-start"
     flat = await call(client, "pi/getTree", {"format": "flat"})
     assert flat["format"] == "flat" and flat["rootIds"] == ["e1"] and flat["leafId"] == "e17"
-    assert [n["id"] for n in flat["nodes"]] == ["e1", "e2", "e3", "e4", "e5", "e6", "e7", *[f"e{i}" for i in range(8, 18)]]
+    assert [n["id"] for n in flat["nodes"]] == [
+        "e1",
+        "e2",
+        "e3",
+        "e4",
+        "e5",
+        "e6",
+        "e7",
+        *[f"e{i}" for i in range(8, 18)],
+    ]
     assert flat["nodes"][2]["childIds"] == ["e4", "e7"] and "children" not in flat["nodes"][0]
     assert (await call_error(client, "pi/getTree", {"format": "xml"})).code == -32602
 
@@ -131,10 +178,16 @@ async def test_set_leaf_and_navigate(client: LanguageClient, tmp_path: Path) -> 
     # a label is attached to the target and the label entry becomes the leaf
     labelled = await call(client, "pi/navigate", {"targetId": "e2", "label": "checkpoint"})
     label_entry = (await call(client, "pi/getEntry", {"id": labelled["leafId"]}))["entry"]
-    assert label_entry["type"] == "label" and label_entry["targetId"] == "e2" and label_entry["parentId"] == "e2"
+    assert (
+        label_entry["type"] == "label" and label_entry["targetId"] == "e2" and label_entry["parentId"] == "e2"
+    )
     await wait_until(lambda: len(changes(client)) >= before + 1)
-    assert changes(client)[-1] == {"sessionId": state["sessionId"], "leafId": labelled["leafId"],
-                                   "appendedIds": [labelled["leafId"]], "reason": "navigate"}
+    assert changes(client)[-1] == {
+        "sessionId": state["sessionId"],
+        "leafId": labelled["leafId"],
+        "appendedIds": [labelled["leafId"]],
+        "reason": "navigate",
+    }
     assert (await call_error(client, "pi/navigate", {"targetId": "nope"})).code == -32002
     summary = await call_error(client, "pi/navigate", {"targetId": "e6", "summarize": True})
     assert summary.code == -32601 and "not available" in summary.message
@@ -145,7 +198,9 @@ async def test_labels_and_names(client: LanguageClient, tmp_path: Path) -> None:
     await open_fixture(client, tmp_path)
     labelled = await call(client, "pi/setLabel", {"targetId": "e6", "label": "A-end"})
     tree = await call(client, "pi/getTree", {"format": "flat"})
-    assert {n["id"]: n.get("label") for n in tree["nodes"]}["e6"] == "A-end" and tree["leafId"] == labelled["id"]
+    assert {n["id"]: n.get("label") for n in tree["nodes"]}["e6"] == "A-end" and tree["leafId"] == labelled[
+        "id"
+    ]
     await call(client, "pi/setLabel", {"targetId": "e6", "label": None})
     tree = await call(client, "pi/getTree", {"format": "flat"})
     assert "label" not in {n["id"]: n for n in tree["nodes"]}["e6"]
@@ -167,7 +222,12 @@ async def test_build_context_equals_pi(client: LanguageClient, tmp_path: Path) -
         assert context["thinkingLevel"] == expected["thinkingLevel"] and context["model"] == expected["model"]
     current = await call(client, "pi/buildContext", {})
     assert current["messages"][0]["role"] == "compactionSummary" and current["model"]["modelId"] == "gpt-5"
-    assert await call(client, "pi/buildContext", {"leafId": None}) == {"messages": [], "thinkingLevel": "off",
-                                                                        "model": None}
+    assert await call(client, "pi/buildContext", {"leafId": None}) == {
+        "messages": [],
+        "thinkingLevel": "off",
+        "model": None,
+    }
     assert (await call_error(client, "pi/buildContext", {"leafId": "nope"})).code == -32002
-    assert (await call(client, "pi/getSessionState", {}))["leafId"] == "e17"  # buildContext never moves the leaf
+    assert (await call(client, "pi/getSessionState", {}))[
+        "leafId"
+    ] == "e17"  # buildContext never moves the leaf

@@ -19,8 +19,12 @@ async def test_two_servers_see_each_others_appends(tmp_path: Path) -> None:
 
         appended = await first.request("pi/appendEntry", {"entry": user("from the first editor")})
         seen = await second.next_notification("pi/sessionChanged", timeout=5)
-        assert seen == {"sessionId": state["sessionId"], "leafId": appended["id"],
-                        "appendedIds": [appended["id"]], "reason": "external"}
+        assert seen == {
+            "sessionId": state["sessionId"],
+            "leafId": appended["id"],
+            "appendedIds": [appended["id"]],
+            "reason": "external",
+        }
         assert (await second.request("pi/getEntry", {"id": appended["id"]}))["entry"] == appended["entry"]
 
         reply = await second.request("pi/appendEntry", {"entry": assistant("from the second editor")})
@@ -39,13 +43,19 @@ async def test_two_servers_see_each_others_appends(tmp_path: Path) -> None:
         assert change["appendedIds"] == [side["id"]] and change["leafId"] == "e6"
 
         # a third writer (pi's CLI, say) appending a raw line
-        line = ('{"type":"custom","customType":"cli","id":"cli00001","parentId":"e6",'
-                '"timestamp":"2026-01-01T00:01:00.000Z"}\n')
+        line = (
+            '{"type":"custom","customType":"cli","id":"cli00001","parentId":"e6",'
+            '"timestamp":"2026-01-01T00:01:00.000Z"}\n'
+        )
         with file.open("a") as handle:
             handle.write(line)
         change = await first.next_notification("pi/sessionChanged", timeout=5)
-        assert change == {"sessionId": state["sessionId"], "leafId": "cli00001", "appendedIds": ["cli00001"],
-                          "reason": "external"}
+        assert change == {
+            "sessionId": state["sessionId"],
+            "leafId": "cli00001",
+            "appendedIds": ["cli00001"],
+            "reason": "external",
+        }
         assert (await first.request("pi/getSessionState", {}))["entryCount"] == 21
         assert os.path.getsize(file) > 0
     finally:

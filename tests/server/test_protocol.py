@@ -26,7 +26,10 @@ async def test_requests_without_params_are_always_answered(tmp_path: Path) -> No
             for variant, extra in (("omitted", b""), ("null", b', "params": null')):
                 msg_id = f"{variant}-{number}"
                 future = client.expect(msg_id)
-                client.send_bytes(b'{"jsonrpc": "2.0", "id": "%b", "method": "%b"%b}' % (msg_id.encode(), method.encode(), extra))
+                client.send_bytes(
+                    b'{"jsonrpc": "2.0", "id": "%b", "method": "%b"%b}'
+                    % (msg_id.encode(), method.encode(), extra)
+                )
                 body = await asyncio.wait_for(future, 10)
                 message = orjson.loads(body)
                 assert "result" in message or "error" in message, method
@@ -64,7 +67,11 @@ async def test_malformed_messages(tmp_path: Path) -> None:
             (b'{"jsonrpc": "2.0", "id": 8, "method": 5}', 8, -32600),
             (b'{"jsonrpc": "2.0", "id": 9}', 9, -32600),
             (b'{"jsonrpc": "2.0", "id": 10, "method": "pi/unknownMethod", "params": {}}', 10, -32601),
-            (b'{"jsonrpc": "2.0", "id": 11, "method": "workspace/executeCommand", "params": {"x": 1}}', 11, -32602),
+            (
+                b'{"jsonrpc": "2.0", "id": 11, "method": "workspace/executeCommand", "params": {"x": 1}}',
+                11,
+                -32602,
+            ),
             (b'{"jsonrpc": "2.0", "id": "s", "method": "initialized", "params": {}}', "s", -32600),
         ]:
             future = client.expect(msg_id)
@@ -76,7 +83,11 @@ async def test_malformed_messages(tmp_path: Path) -> None:
         client.send_bytes(b'{"jsonrpc": "2.0", "method": "pi/whatever", "params": [1]}')
         client.send_bytes(b'{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": {"bad": 1}}}')
         # params whose objects contain "jsonrpc" keys are just data
-        entry = {"type": "custom", "customType": "x", "data": {"jsonrpc": "2.0", "id": 1, "method": "m", "from": 1}}
+        entry = {
+            "type": "custom",
+            "customType": "x",
+            "data": {"jsonrpc": "2.0", "id": 1, "method": "m", "from": 1},
+        }
         await client.request("pi/newSession", {})
         result = await client.request("pi/appendEntry", {"entry": entry})
         assert result["entry"]["data"] == entry["data"]
@@ -157,15 +168,20 @@ async def test_api_key_never_reaches_logs_or_errors(tmp_path: Path) -> None:
     try:
         await client.initialize(str(tmp_path), {"pi": {"model": secret}})
         errors = []
-        for method, params in [("pi/forkSession", {"sourcePath": str(tmp_path / secret)}),
-                               ("pi/getEntry", {"session": secret, "id": secret}),
-                               ("pi/openSession", {"path": str(tmp_path)})]:
+        for method, params in [
+            ("pi/forkSession", {"sourcePath": str(tmp_path / secret)}),
+            ("pi/getEntry", {"session": secret, "id": secret}),
+            ("pi/openSession", {"path": str(tmp_path)}),
+        ]:
             try:
                 await client.request(method, params)
             except RpcError as error:
                 errors.append(f"{error.message} {error.data}")
-        client.send_bytes(b'{"jsonrpc": "2.0", "id": 99, "method": "workspace/executeCommand", "params": {"k": "'
-                          + secret.encode() + b'"}}')
+        client.send_bytes(
+            b'{"jsonrpc": "2.0", "id": 99, "method": "workspace/executeCommand", "params": {"k": "'
+            + secret.encode()
+            + b'"}}'
+        )
         await asyncio.wait_for(client.expect(99), 10)
     finally:
         await client.close()

@@ -30,7 +30,12 @@ async def test_new_session_options(client: LanguageClient, tmp_path: Path) -> No
     state = await call(
         client,
         "pi/newSession",
-        {"cwd": str(tmp_path), "sessionDir": str(tmp_path / "elsewhere"), "id": "my-id", "parentSession": "/p.jsonl"},
+        {
+            "cwd": str(tmp_path),
+            "sessionDir": str(tmp_path / "elsewhere"),
+            "id": "my-id",
+            "parentSession": "/p.jsonl",
+        },
     )
     assert state["sessionId"] == "my-id" and state["parentSession"] == "/p.jsonl"
     assert Path(state["file"]).parent == tmp_path / "elsewhere"
@@ -100,9 +105,9 @@ async def test_list_sessions(client: LanguageClient) -> None:
     info = listed["sessions"][0]
     assert set(info) >= {"path", "id", "cwd", "created", "modified", "messageCount", "firstMessage"}
     assert info["messageCount"] == 2
-    assert [s["firstMessage"] for s in (await call(client, "pi/listSessions", {"query": "alpha"}))["sessions"]] == [
-        "alpha question"
-    ]
+    assert [
+        s["firstMessage"] for s in (await call(client, "pi/listSessions", {"query": "alpha"}))["sessions"]
+    ] == ["alpha question"]
     assert len((await call(client, "pi/listSessions", {"limit": 1}))["sessions"]) == 1
     assert isinstance((await call(client, "pi/listSessions", {"all": True}))["sessions"], list)
     assert (await call_error(client, "pi/listSessions", {"limit": -1})).code == -32602

@@ -17,8 +17,14 @@ from tests.server.conftest import SERVER, server_env, user
 
 async def start_socket_server(tmp_path: Path, flag: str) -> tuple[asyncio.subprocess.Process, str, int]:
     process = await asyncio.create_subprocess_exec(
-        *SERVER, flag, "127.0.0.1:0", "--log-level", "warning",
-        env=server_env(tmp_path / "agent"), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        *SERVER,
+        flag,
+        "127.0.0.1:0",
+        "--log-level",
+        "warning",
+        env=server_env(tmp_path / "agent"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
     assert process.stderr is not None
@@ -44,7 +50,9 @@ async def test_tcp_clients_share_sessions_but_not_the_active_one(tmp_path: Path)
         with pytest.raises(RpcError) as info:
             await second.request("pi/getSessionState", {})
         assert info.value.code == -32001  # the second editor has no active session yet
-        assert (await second.request("pi/getSessionState", {"session": state["sessionId"]}))["entryCount"] == 0
+        assert (await second.request("pi/getSessionState", {"session": state["sessionId"]}))[
+            "entryCount"
+        ] == 0
         appended = await second.request("pi/appendEntry", {"entry": user("hello from two")})  # now active
         for client in (first, second):
             change = await client.next_notification("pi/sessionChanged")
@@ -70,14 +78,21 @@ async def test_websocket_transport(tmp_path: Path) -> None:
     process, host, port = await start_socket_server(tmp_path, "--ws")
     try:
         async with connect(f"ws://{host}:{port}") as socket:
+
             async def call(msg_id: int, method: str, params: object) -> dict[str, object]:
-                await socket.send(orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).decode())
+                await socket.send(
+                    orjson.dumps(
+                        {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+                    ).decode()
+                )
                 while True:
                     message = orjson.loads(await asyncio.wait_for(socket.recv(), 10))
                     if message.get("id") == msg_id:
                         return message  # type: ignore[no-any-return]
 
-            init = await call(1, "initialize", {"processId": None, "capabilities": {}, "rootUri": tmp_path.as_uri()})
+            init = await call(
+                1, "initialize", {"processId": None, "capabilities": {}, "rootUri": tmp_path.as_uri()}
+            )
             assert init["result"]["serverInfo"]["name"] == "pi-lsp"  # type: ignore[index]
             state = await call(2, "pi/newSession", {})
             assert state["result"]["entryCount"] == 0  # type: ignore[index]
@@ -88,6 +103,12 @@ async def test_websocket_transport(tmp_path: Path) -> None:
 
 
 def test_ws_without_websockets_or_bad_address_fails_cleanly(tmp_path: Path) -> None:
-    result = subprocess.run([*SERVER, "--tcp", "nonsense"], env=server_env(tmp_path / "agent"),
-                            capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        [*SERVER, "--tcp", "nonsense"],
+        env=server_env(tmp_path / "agent"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
     assert result.returncode != 0 and "HOST:PORT" in result.stderr

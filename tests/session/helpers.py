@@ -57,14 +57,26 @@ def header(session_id: str = "sess-1", *, version: int | None = 3, cwd: str = "/
 
 
 def msg_entry(
-    entry_id: str, parent_id: str | None, role: str, text: str, *, timestamp: str = TS, model: str = "claude-test"
+    entry_id: str,
+    parent_id: str | None,
+    role: str,
+    text: str,
+    *,
+    timestamp: str = TS,
+    model: str = "claude-test",
 ) -> Entry:
     """A ``message`` entry as pi's build-context tests make them."""
     if role == "assistant":
         message = assistant_msg(text, model=model, timestamp=1)
     else:
         message = user_msg(text, timestamp=1)
-    return {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": timestamp, "message": message}
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent_id,
+        "timestamp": timestamp,
+        "message": message,
+    }
 
 
 def compaction_entry(
@@ -93,7 +105,13 @@ def branch_summary_entry(entry_id: str, parent_id: str | None, summary: str) -> 
 
 
 def thinking_entry(entry_id: str, parent_id: str | None, level: str) -> Entry:
-    return {"type": "thinking_level_change", "id": entry_id, "parentId": parent_id, "timestamp": TS, "thinkingLevel": level}
+    return {
+        "type": "thinking_level_change",
+        "id": entry_id,
+        "parentId": parent_id,
+        "timestamp": TS,
+        "thinkingLevel": level,
+    }
 
 
 def model_entry(entry_id: str, parent_id: str | None, provider: str, model_id: str) -> Entry:
@@ -146,7 +164,10 @@ def tree_shape(nodes: list[TreeNode]) -> list[Any]:
 
 
 def flat_tree(nodes: list[TreeNode]) -> list[dict[str, Any]]:
-    """Pre-order rows like the oracle's ``treeFormat: "flat"``: id, type, label?, parentId, depth, children."""
+    """Pre-order rows like the oracle's ``treeFormat: "flat"``.
+
+    Each row: id, type, label?, parentId, depth, children.
+    """
     rows: list[dict[str, Any]] = []
     stack: list[tuple[TreeNode, str | None, int]] = [(node, None, 0) for node in reversed(nodes)]
     while stack:

@@ -29,7 +29,7 @@ from pi_lsp.session.index import TreeNode
 
 IDS = ["a", "b", "c", "d", "e", "f"]
 PARENTS = [*IDS, None, "missing"]
-TIMESTAMPS = ["2026-01-01T00:00:0%dZ" % i for i in range(5)] + ["nope", "", "2026-01-01T00:00:00.000Z"]
+TIMESTAMPS = [f"2026-01-01T00:00:0{i}Z" for i in range(5)] + ["nope", "", "2026-01-01T00:00:00.000Z"]
 
 
 @contextlib.contextmanager
@@ -61,10 +61,24 @@ def _encode(obj: dict[str, Any]) -> bytes:
 
 @st.composite
 def entries(draw: st.DrawFn) -> Piece:
-    kind = draw(st.sampled_from(
-        ["message", "message", "assistant", "compaction", "branch_summary", "label", "session_info", "custom",
-         "custom_message", "thinking_level_change", "model_change", "future_type"]
-    ))
+    kind = draw(
+        st.sampled_from(
+            [
+                "message",
+                "message",
+                "assistant",
+                "compaction",
+                "branch_summary",
+                "label",
+                "session_info",
+                "custom",
+                "custom_message",
+                "thinking_level_change",
+                "model_change",
+                "future_type",
+            ]
+        )
+    )
     entry_id: Any = draw(st.sampled_from([*IDS, *IDS, 7, None]))
     parent: Any = draw(st.sampled_from([*PARENTS, entry_id]))
     obj: dict[str, Any] = {"type": "message" if kind == "assistant" else kind}
@@ -74,11 +88,19 @@ def entries(draw: st.DrawFn) -> Piece:
         obj["parentId"] = parent
     obj["timestamp"] = draw(st.sampled_from(TIMESTAMPS))
     if kind == "message":
-        obj["message"] = {"role": draw(st.sampled_from(["user", "toolResult", "bashExecution", "custom", "weird"])),
-                          "content": draw(st.text(max_size=20)), "timestamp": 1}
+        obj["message"] = {
+            "role": draw(st.sampled_from(["user", "toolResult", "bashExecution", "custom", "weird"])),
+            "content": draw(st.text(max_size=20)),
+            "timestamp": 1,
+        }
     elif kind == "assistant":
-        obj["message"] = {"role": "assistant", "content": [{"type": "text", "text": "r"}], "provider": "p",
-                          "model": draw(st.sampled_from(["m1", "m2"])), "timestamp": 2}
+        obj["message"] = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "r"}],
+            "provider": "p",
+            "model": draw(st.sampled_from(["m1", "m2"])),
+            "timestamp": 2,
+        }
     elif kind == "compaction":
         obj.update(summary="s", firstKeptEntryId=draw(st.sampled_from([*IDS, "missing"])), tokensBefore=5)
     elif kind == "branch_summary":
@@ -90,8 +112,11 @@ def entries(draw: st.DrawFn) -> Piece:
     elif kind == "session_info":
         obj["name"] = draw(st.sampled_from(["n", "", "  ", None, 1]))
     elif kind == "custom_message":
-        obj.update(customType="c", content=draw(st.sampled_from(["x", [], [{"type": "text", "text": "y"}]])),
-                   display=True)
+        obj.update(
+            customType="c",
+            content=draw(st.sampled_from(["x", [], [{"type": "text", "text": "y"}]])),
+            display=True,
+        )
     elif kind == "thinking_level_change":
         obj["thinkingLevel"] = draw(st.sampled_from(["high", None]))
     elif kind == "model_change":
@@ -119,7 +144,13 @@ def pieces(draw: st.DrawFn) -> Piece:
         return Piece("bad", draw(garbage))
     if roll < 17:
         return Piece("blank", draw(st.sampled_from([b"", b"  ", b"\t", b"\r"])))
-    obj = {"type": "session", "version": draw(st.sampled_from([1, 2, 3])), "id": "other", "timestamp": "t", "cwd": "/o"}
+    obj = {
+        "type": "session",
+        "version": draw(st.sampled_from([1, 2, 3])),
+        "id": "other",
+        "timestamp": "t",
+        "cwd": "/o",
+    }
     return Piece("extra_header", _encode(obj))
 
 
@@ -138,14 +169,28 @@ def session_files(draw: st.DrawFn, header_mode: str = "v3", huge: bool = False) 
     body = draw(st.lists(pieces(), max_size=25))
     if huge:
         size = 1_000_000 + draw(st.integers(0, 1000))
-        big_entry = {"type": "message", "id": "huge", "parentId": draw(st.sampled_from(PARENTS)),
-                     "timestamp": TIMESTAMPS[0], "message": {"role": "user", "content": "h" * size, "timestamp": 3}}
+        big_entry = {
+            "type": "message",
+            "id": "huge",
+            "parentId": draw(st.sampled_from(PARENTS)),
+            "timestamp": TIMESTAMPS[0],
+            "message": {"role": "user", "content": "h" * size, "timestamp": 3},
+        }
         body.insert(draw(st.integers(0, len(body))), Piece("entry", _encode(big_entry), "huge"))
         body.insert(draw(st.integers(0, len(body))), Piece("bad", b"#" + b"g" * size))
-    leading = draw(st.lists(st.sampled_from([Piece("blank", b""), Piece("bad", b"garbage"), Piece("bad", b"{")]),
-                            max_size=2))
+    leading = draw(
+        st.lists(
+            st.sampled_from([Piece("blank", b""), Piece("bad", b"garbage"), Piece("bad", b"{")]), max_size=2
+        )
+    )
     if header_mode == "v3":
-        header: dict[str, Any] = {"type": "session", "version": 3, "id": "sess", "timestamp": TIMESTAMPS[0], "cwd": "/p"}
+        header: dict[str, Any] = {
+            "type": "session",
+            "version": 3,
+            "id": "sess",
+            "timestamp": TIMESTAMPS[0],
+            "cwd": "/p",
+        }
         head = [*leading, Piece("header", _encode(header))]
     elif header_mode == "none":
         head = [*leading, draw(entries())]
@@ -188,9 +233,8 @@ def session_files(draw: st.DrawFn, header_mode: str = "v3", huge: bool = False) 
             seen_header = True
         elif piece.kind == "extra_header":
             extra.append(number)
-        elif piece.kind == "entry":
-            if header_mode != "v3" or seen_header:
-                ids.append(piece.entry_id)
+        elif piece.kind == "entry" and (header_mode != "v3" or seen_header):
+            ids.append(piece.entry_id)
     return Built(content, header_mode == "v3", bad_lines, extra, ids, torn_line)
 
 
@@ -235,8 +279,14 @@ def _snapshot(path: Path) -> tuple[bytes, int]:
     return path.read_bytes(), path.stat().st_mtime_ns
 
 
-COMMON = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                                        HealthCheck.data_too_large])
+COMMON = settings(
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+    ],
+)
 
 
 @settings(COMMON, max_examples=250)
@@ -300,14 +350,34 @@ def test_parent_cycles_and_self_parents_terminate(tmp_path: Path) -> None:
     """pi hangs on these (spec §8.7); our walks stop and the tree keeps every entry."""
     lines = [
         {"type": "session", "version": 3, "id": "s", "timestamp": TIMESTAMPS[0], "cwd": "/p"},
-        {"type": "message", "id": "a", "parentId": "b", "timestamp": TIMESTAMPS[1],
-         "message": {"role": "user", "content": "A", "timestamp": 1}},
-        {"type": "message", "id": "b", "parentId": "a", "timestamp": TIMESTAMPS[2],
-         "message": {"role": "user", "content": "B", "timestamp": 1}},
-        {"type": "message", "id": "c", "parentId": "c", "timestamp": TIMESTAMPS[3],
-         "message": {"role": "user", "content": "C", "timestamp": 1}},
-        {"type": "message", "id": "d", "parentId": "b", "timestamp": TIMESTAMPS[4],
-         "message": {"role": "user", "content": "D", "timestamp": 1}},
+        {
+            "type": "message",
+            "id": "a",
+            "parentId": "b",
+            "timestamp": TIMESTAMPS[1],
+            "message": {"role": "user", "content": "A", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "b",
+            "parentId": "a",
+            "timestamp": TIMESTAMPS[2],
+            "message": {"role": "user", "content": "B", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "c",
+            "parentId": "c",
+            "timestamp": TIMESTAMPS[3],
+            "message": {"role": "user", "content": "C", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "d",
+            "parentId": "b",
+            "timestamp": TIMESTAMPS[4],
+            "message": {"role": "user", "content": "D", "timestamp": 1},
+        },
     ]
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
@@ -316,7 +386,10 @@ def test_parent_cycles_and_self_parents_terminate(tmp_path: Path) -> None:
         assert [e["id"] for e in manager.get_branch("d")] == ["a", "b", "d"]
         assert [e["id"] for e in manager.get_branch("c")] == ["c"]
         assert [m["content"] for m in manager.build_session_context("d")["messages"]] == ["A", "B", "D"]
-        assert [m["content"] for m in build_session_context(manager.get_entries(), "a")["messages"]] == ["B", "A"]
+        assert [m["content"] for m in build_session_context(manager.get_entries(), "a")["messages"]] == [
+            "B",
+            "A",
+        ]
         roots = manager.get_tree()
         assert [r.record.id for r in roots] == ["c", "a"]
         assert len(_all_nodes(roots)) == 4
@@ -325,13 +398,28 @@ def test_parent_cycles_and_self_parents_terminate(tmp_path: Path) -> None:
 def test_duplicate_ids_later_wins_like_pi(tmp_path: Path) -> None:
     lines = [
         {"type": "session", "version": 3, "id": "s", "timestamp": TIMESTAMPS[0], "cwd": "/p"},
-        {"type": "message", "id": "a", "parentId": None, "timestamp": TIMESTAMPS[1],
-         "message": {"role": "user", "content": "first a", "timestamp": 1}},
-        {"type": "message", "id": "a", "parentId": None, "timestamp": TIMESTAMPS[2],
-         "message": {"role": "user", "content": "second a", "timestamp": 1}},
+        {
+            "type": "message",
+            "id": "a",
+            "parentId": None,
+            "timestamp": TIMESTAMPS[1],
+            "message": {"role": "user", "content": "first a", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "a",
+            "parentId": None,
+            "timestamp": TIMESTAMPS[2],
+            "message": {"role": "user", "content": "second a", "timestamp": 1},
+        },
         {"type": "session", "version": 3, "id": "dup", "timestamp": TIMESTAMPS[0], "cwd": "/p"},
-        {"type": "message", "id": "b", "parentId": "a", "timestamp": TIMESTAMPS[3],
-         "message": {"role": "user", "content": "b", "timestamp": 1}},
+        {
+            "type": "message",
+            "id": "b",
+            "parentId": "a",
+            "timestamp": TIMESTAMPS[3],
+            "message": {"role": "user", "content": "b", "timestamp": 1},
+        },
     ]
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))

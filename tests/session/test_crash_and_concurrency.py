@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any
 
@@ -23,7 +24,7 @@ import orjson
 import pytest
 
 from pi_lsp.session import SessionManager
-from tests.oracle import REPO_ROOT, PiOracle
+from tests.oracle import REPO_ROOT, PiOracle, unavailable_reason
 from tests.session.helpers import assistant_msg, user_msg
 
 CHILD_APPEND = r"""
@@ -61,7 +62,8 @@ assert sys.stdin.readline().strip() == "go"
 ids = []
 for i in range(count):
     size = rng.choice([1, 50, 500, 5000, 70_000])
-    ids.append(manager.append_message({"role": "user", "content": f"p{seed}-{i} " + "y" * size, "timestamp": i}))
+    text = f"p{seed}-{i} " + "y" * size
+    ids.append(manager.append_message({"role": "user", "content": text, "timestamp": i}))
 sys.stdout.write(json.dumps({"ids": ids}) + "\n"); sys.stdout.flush()
 assert sys.stdin.readline().strip() == "refresh"
 new = manager.refresh()
@@ -120,7 +122,9 @@ def _parsed_ids(path: Path) -> tuple[list[str], int]:
 
 
 @pytest.mark.slow
-def test_sigkill_during_appends_loses_no_acknowledged_entry(session_dir: Path, pi_oracle: PiOracle) -> None:
+def test_sigkill_during_appends_loses_no_acknowledged_entry(
+    session_dir: Path, request: pytest.FixtureRequest
+) -> None:
     path = _new_session_file(session_dir)
     rng = random.Random(20260)
     acknowledged: list[str] = []
@@ -135,7 +139,7 @@ def test_sigkill_during_appends_loses_no_acknowledged_entry(session_dir: Path, p
             acknowledged.append(line.decode().strip())
         time.sleep(rng.random() * 0.004)
         child.send_signal(signal.SIGKILL)
-        kills += 1
+        kills += 1  # noqa: SIM113 (counted where the kill happens)
         rest, _ = child.communicate(timeout=30)
         acknowledged.extend(line for line in rest.decode().split("\n") if line)
         assert child.returncode == -signal.SIGKILL
@@ -168,6 +172,9 @@ def test_sigkill_during_appends_loses_no_acknowledged_entry(session_dir: Path, p
     assert [e["id"] for e in reopened.get_entries()] == ids
 
     # pi reads the same file (malformed lines skipped) to the same entries and context
+    if unavailable_reason() is not None:
+        return  # the crash checks above do not need the oracle
+    pi_oracle: PiOracle = request.getfixturevalue("pi_oracle")
     pi = pi_oracle.result("load", path=str(path), treeFormat="none")
     assert [e["id"] for e in pi["entries"]] == ids
     assert pi["leafId"] == new_id
@@ -177,7 +184,13 @@ def test_sigkill_during_appends_loses_no_acknowledged_entry(session_dir: Path, p
 def test_torn_complete_json_without_newline_is_kept_and_terminated(session_dir: Path) -> None:
     """A crash can cut a line right before its newline: the entry is valid and kept."""
     path = _new_session_file(session_dir)
-    entry = {"type": "custom", "customType": "x", "id": "nolf0001", "parentId": None, "timestamp": "2026-01-01T00:00:00Z"}
+    entry = {
+        "type": "custom",
+        "customType": "x",
+        "id": "nolf0001",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00Z",
+    }
     with path.open("ab") as handle:
         handle.write(orjson.dumps(entry))
     manager = SessionManager.open(path)
@@ -224,7 +237,9 @@ def test_two_processes_append_concurrently(session_dir: Path) -> None:
 
     data = path.read_bytes()
     assert data.endswith(b"\n")
-    objects: list[dict[str, Any]] = [orjson.loads(line) for line in data.split(b"\n") if line]  # all valid JSON
+    objects: list[dict[str, Any]] = [
+        orjson.loads(line) for line in data.split(b"\n") if line
+    ]  # all valid JSON
     ids = [o["id"] for o in objects[1:]]
     assert [o["type"] for o in objects].count("session") == 1
     assert len(ids) == len(set(ids)) == len(initial) + 2 * count
@@ -233,8 +248,8 @@ def test_two_processes_append_concurrently(session_dir: Path) -> None:
     by_id = {o["id"]: o for o in objects[1:]}
     for mine in appended:
         assert [i for i in ids if i in set(mine)] == mine
-        assert all(by_id[b]["parentId"] == a for a, b in zip(mine, mine[1:], strict=False))
-    interleaved = sum(1 for a, b in zip(ids, ids[1:], strict=False) if (a in appended[0]) != (b in appended[0]))
+        assert all(by_id[b]["parentId"] == a for a, b in pairwise(mine))
+    interleaved = sum(1 for a, b in pairwise(ids) if (a in appended[0]) != (b in appended[0]))
     assert interleaved > 1  # the two writers really overlapped
 
     reports = []
@@ -276,9 +291,19 @@ def test_refresh_picks_up_external_appends_and_follows_the_leaf(session_dir: Pat
     # a file replaced on disk (e.g. rewritten by a migration elsewhere) is reloaded whole
     data = path.read_bytes()
     replacement = path.with_suffix(".tmp")
-    replacement.write_bytes(data + orjson.dumps(
-        {"type": "custom", "customType": "x", "id": "ext00001", "parentId": side, "timestamp": "2026-01-01T00:00:00Z"}
-    ) + b"\n")
+    replacement.write_bytes(
+        data
+        + orjson.dumps(
+            {
+                "type": "custom",
+                "customType": "x",
+                "id": "ext00001",
+                "parentId": side,
+                "timestamp": "2026-01-01T00:00:00Z",
+            }
+        )
+        + b"\n"
+    )
     os.replace(replacement, path)
     assert ours.refresh() == ["ext00001"]
     assert ours.leaf_id == mine

@@ -27,7 +27,7 @@ from pi_lsp.session import EntryNotFoundError, SessionManager
 from tests.oracle import PiOracle
 from tests.session.helpers import flat_tree
 
-CASES = 120
+CASES = 150
 CWD = "/proj/diff"
 
 TEXTS = [
@@ -42,7 +42,20 @@ TEXTS = [
     "  padded  ",
     "a" * 300,
 ]
-FLOATS = [0.000009, 1e-7, 2.0, 0.1 + 0.2, 1.5e-10, 123.456, 1e21, 1e-6, 0.013875000000000002, -0.0, 3.0e15, 5e-324]
+FLOATS = [
+    0.000009,
+    1e-7,
+    2.0,
+    0.1 + 0.2,
+    1.5e-10,
+    123.456,
+    1e21,
+    1e-6,
+    0.013875000000000002,
+    -0.0,
+    3.0e15,
+    5e-324,
+]
 LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"]
 MODELS = [("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-5"), ("google", "gemini-2.5-pro")]
 
@@ -62,16 +75,22 @@ def rand_text(rng: random.Random) -> str:
 
 
 def rand_number(rng: random.Random) -> float | int:
-    return rng.choice(FLOATS) if rng.random() < 0.5 else rng.choice([0, 1, 42, 1_767_225_600_000, rng.random()])
+    return (
+        rng.choice(FLOATS) if rng.random() < 0.5 else rng.choice([0, 1, 42, 1_767_225_600_000, rng.random()])
+    )
 
 
 def image(rng: random.Random) -> dict[str, Any]:
-    data = "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789+/") for _ in range(rng.randrange(4, 60)))
+    data = "".join(
+        rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789+/") for _ in range(rng.randrange(4, 60))
+    )
     return {"type": "image", "data": data + "==", "mimeType": rng.choice(["image/png", "image/jpeg"])}
 
 
 def text_blocks(rng: random.Random, images: bool) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": rand_text(rng)} for _ in range(rng.randrange(0, 3))]
+    blocks: list[dict[str, Any]] = [
+        {"type": "text", "text": rand_text(rng)} for _ in range(rng.randrange(0, 3))
+    ]
     if images:
         blocks.extend(image(rng) for _ in range(rng.randrange(0, 3)))
     rng.shuffle(blocks)
@@ -79,10 +98,14 @@ def text_blocks(rng: random.Random, images: bool) -> list[dict[str, Any]]:
 
 
 def usage(rng: random.Random) -> dict[str, Any]:
-    result: dict[str, Any] = {key: rng.randrange(0, 10**5) for key in ("input", "output", "cacheRead", "cacheWrite")}
+    result: dict[str, Any] = {
+        key: rng.randrange(0, 10**5) for key in ("input", "output", "cacheRead", "cacheWrite")
+    }
     if rng.random() < 0.7:
         result["totalTokens"] = sum(result.values())
-    result["cost"] = {key: rand_number(rng) for key in ("input", "output", "cacheRead", "cacheWrite", "total")}
+    result["cost"] = {
+        key: rand_number(rng) for key in ("input", "output", "cacheRead", "cacheWrite", "total")
+    }
     return result
 
 
@@ -108,7 +131,11 @@ def message(rng: random.Random, ts: int) -> dict[str, Any]:
                         "type": "toolCall",
                         "id": f"call_{rng.randrange(1000)}",
                         "name": rng.choice(["read", "bash", "edit"]),
-                        "arguments": {"path": rand_text(rng), "n": rand_number(rng), "nested": {"list": [1, 2.5]}},
+                        "arguments": {
+                            "path": rand_text(rng),
+                            "n": rand_number(rng),
+                            "nested": {"list": [1, 2.5]},
+                        },
                         **({"partialJson": '{"pa'} if rng.random() < 0.2 else {}),
                     }
                 )
@@ -137,7 +164,9 @@ def message(rng: random.Random, ts: int) -> dict[str, Any]:
             "content": text_blocks(rng, images=True),
         }
         if rng.random() < 0.5:
-            msg["details"] = rng.choice([{}, {"diff": rand_text(rng)}, {"truncation": {"lines": 3, "ratio": 0.5}}])
+            msg["details"] = rng.choice(
+                [{}, {"diff": rand_text(rng)}, {"truncation": {"lines": 3, "ratio": 0.5}}]
+            )
         msg["isError"] = rng.random() < 0.2
         msg["timestamp"] = ts
         return msg
@@ -152,7 +181,11 @@ def message(rng: random.Random, ts: int) -> dict[str, Any]:
         if rng.random() < 0.2:
             msg["excludeFromContext"] = True
         return msg
-    msg = {"role": "custom", "customType": "ext", "content": rand_text(rng) if rng.random() < 0.5 else text_blocks(rng, True)}
+    msg = {
+        "role": "custom",
+        "customType": "ext",
+        "content": rand_text(rng) if rng.random() < 0.5 else text_blocks(rng, True),
+    }
     msg["display"] = rng.random() < 0.5
     if rng.random() < 0.5:
         msg["details"] = {"k": rand_number(rng)}
@@ -208,7 +241,9 @@ def generate(seed: int) -> list[tuple[str, list[Any]]]:
                 args.append(rng.choice(["start", "checkpoint", "", "ünïcode label"]))
             steps.append(("appendLabelChange", args))
         elif roll < 0.76:
-            steps.append(("appendSessionInfo", [rng.choice(["Name one", "  Trimmed  ", "", "   ", "Näme 2"])]))
+            steps.append(
+                ("appendSessionInfo", [rng.choice(["Name one", "  Trimmed  ", "", "   ", "Näme 2"])])
+            )
         elif roll < 0.84:
             steps.append(("branch", [target]))
             continue
@@ -316,9 +351,9 @@ class IdMap:
         self.names: dict[str, str] = {}
         for step, result in enumerate(results):
             value = result.get("value")
-            if result["method"].startswith("append") or result["method"] == "branchWithSummary":
-                if isinstance(value, str):
-                    self.names[value] = f"#{step}"
+            creates = result["method"].startswith("append") or result["method"] == "branchWithSummary"
+            if creates and isinstance(value, str):
+                self.names[value] = f"#{step}"
 
     def add_unknown(self, entries: list[dict[str, Any]]) -> None:
         """Ids no step returned (labels re-created by createBranchedSession): named by order."""
@@ -352,8 +387,12 @@ class IdMap:
 
     def tree(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [
-            {**row, "id": self.name(row["id"]), "parentId": self.name(row["parentId"]),
-             "children": [self.name(c) for c in row["children"]]}
+            {
+                **row,
+                "id": self.name(row["id"]),
+                "parentId": self.name(row["parentId"]),
+                "children": [self.name(c) for c in row["children"]],
+            }
             for row in rows
         ]
 
@@ -368,8 +407,14 @@ class IdMap:
 def normalise_result(ids: IdMap, result: dict[str, Any]) -> Any:
     if "error" in result:
         # (a step whose referenced id came from a failed step passes null: JS prints "null")
-        return ("error", re.sub(r"^Entry (\S+) not found$", lambda m: f"Entry {ids.name(m.group(1))} not found",
-                                result["error"].replace("Entry None ", "Entry null ")))
+        return (
+            "error",
+            re.sub(
+                r"^Entry (\S+) not found$",
+                lambda m: f"Entry {ids.name(m.group(1))} not found",
+                result["error"].replace("Entry None ", "Entry null "),
+            ),
+        )
     value = result["value"]
     method = result["method"]
     if method in ("getBranch", "getChildren"):
@@ -388,7 +433,9 @@ def normalise_result(ids: IdMap, result: dict[str, Any]) -> Any:
 
 def _pi_file(files: dict[str, str], session_file: str | None) -> tuple[str, str] | None:
     """pi's current session file (a branched session leaves the earlier file behind)."""
-    sessions = {name: text for name, text in files.items() if name.startswith("s/") and name.endswith(".jsonl")}
+    sessions = {
+        name: text for name, text in files.items() if name.startswith("s/") and name.endswith(".jsonl")
+    }
     assert len(sessions) <= 2, sessions.keys()
     if session_file is None:
         assert not sessions

@@ -139,7 +139,10 @@ def test_fact_before_compaction_compactions_get_first_kept_ids(tmp_path: Path) -
         assert "firstKeptEntryIndex" not in compaction
         target = next(o for o in objects if o.get("id") == compaction["firstKeptEntryId"])
         assert target["message"]["role"] == "user"
-    assert [objects.index(next(o for o in objects if o.get("id") == c["firstKeptEntryId"])) for _, c in compactions] == [
+    assert [
+        objects.index(next(o for o in objects if o.get("id") == c["firstKeptEntryId"]))
+        for _, c in compactions
+    ] == [
         293,
         551,
     ]
@@ -154,7 +157,13 @@ def test_fact_branched_v3(tmp_path: Path) -> None:
     assert manager.get_label("e4") == "A-start"
     context = manager.build_session_context()
     assert [m["role"] for m in context["messages"]] == [
-        "compactionSummary", "user", "assistant", "branchSummary", "user", "custom", "assistant",
+        "compactionSummary",
+        "user",
+        "assistant",
+        "branchSummary",
+        "user",
+        "custom",
+        "assistant",
     ]
     assert context["model"] == {"provider": "openai", "modelId": "gpt-5"}
     assert context["thinkingLevel"] == "high"
@@ -199,7 +208,9 @@ def test_v1_fixture_loads_like_pi(name: str, tmp_path: Path, pi_v1_loads: dict[s
     assert normalise_entries(manager.get_entries(), ours_pos) == normalise_entries(pi["entries"], pi_pos)
     assert ours_pos[manager.leaf_id or ""] == pi_pos[pi["leafId"]]
     assert manager.get_session_name() == pi["sessionName"]
-    assert normalise_flat_tree(flat_tree(manager.get_tree()), ours_pos) == normalise_flat_tree(pi["tree"], pi_pos)
+    assert normalise_flat_tree(flat_tree(manager.get_tree()), ours_pos) == normalise_flat_tree(
+        pi["tree"], pi_pos
+    )
     # context messages carry no entry ids, so they compare literally (order, roles, content)
     assert manager.build_session_context() == pi["context"]
 
@@ -231,7 +242,9 @@ def test_branched_v3_loads_like_pi(tmp_path: Path, pi_oracle: PiOracle) -> None:
     assert manager.build_session_context() == pi["context"]
     labelled = {row["id"]: row["label"] for row in pi["tree"] if "label" in row}
     assert labelled == {"e4": "A-start"}
-    assert {e["id"]: manager.get_label(e["id"]) for e in manager.get_entries() if manager.get_label(e["id"])} == labelled
+    assert {
+        e["id"]: manager.get_label(e["id"]) for e in manager.get_entries() if manager.get_label(e["id"])
+    } == labelled
 
 
 @pytest.mark.oracle
@@ -275,6 +288,15 @@ def test_listing_matches_pi(tmp_path: Path, pi_oracle: PiOracle) -> None:
     assert [info.path for info in ours] == [info["path"] for info in pi]
     for mine, theirs in zip(ours, pi, strict=True):
         wire = mine.to_wire()
-        for key in ("id", "cwd", "created", "modified", "messageCount", "firstMessage", "name", "parentSessionPath"):
+        for key in (
+            "id",
+            "cwd",
+            "created",
+            "modified",
+            "messageCount",
+            "firstMessage",
+            "name",
+            "parentSessionPath",
+        ):
             assert wire.get(key) == theirs.get(key), key
         assert mine.all_messages_text == theirs["allMessagesText"]

@@ -25,17 +25,35 @@ from pi_lsp.session import InvalidSessionFileError, SessionFileConflictError, Se
 from pi_lsp.session import store as store_module
 from pi_lsp.session import writer as writer_module
 from pi_lsp.session.jsonl import dumps_compact, js_number
-from tests.oracle import PI_FIXTURES, PiOracle
+from tests.oracle import FIXTURES, PI_FIXTURES, PiOracle
 from tests.session.helpers import assistant_msg, file_lines, read_objects, user_msg, write_jsonl
 
 V1_LINES: list[dict[str, Any]] = [
     {"type": "session", "id": "v1-session", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/old"},
     {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": user_msg("one", 1)},
-    {"type": "message", "timestamp": "2025-01-01T00:00:02.000Z", "message": assistant_msg("two", timestamp=2)},
-    {"type": "compaction", "timestamp": "2025-01-01T00:00:03.000Z", "summary": "sum",
-     "firstKeptEntryIndex": 2, "tokensBefore": 10},
-    {"type": "message", "timestamp": "2025-01-01T00:00:04.000Z",
-     "message": {"role": "hookMessage", "customType": "h", "content": "hook", "display": True, "timestamp": 4}},
+    {
+        "type": "message",
+        "timestamp": "2025-01-01T00:00:02.000Z",
+        "message": assistant_msg("two", timestamp=2),
+    },
+    {
+        "type": "compaction",
+        "timestamp": "2025-01-01T00:00:03.000Z",
+        "summary": "sum",
+        "firstKeptEntryIndex": 2,
+        "tokensBefore": 10,
+    },
+    {
+        "type": "message",
+        "timestamp": "2025-01-01T00:00:04.000Z",
+        "message": {
+            "role": "hookMessage",
+            "customType": "h",
+            "content": "hook",
+            "display": True,
+            "timestamp": 4,
+        },
+    },
 ]
 
 
@@ -68,8 +86,10 @@ def test_leaf_survives_reopen_and_file_is_untouched(session_dir: Path, agent_dir
     assert list((agent_dir / "pi-lsp" / "leaves").iterdir())  # the side file, not the session file
     reopened = SessionManager.open(path)
     assert reopened.leaf_id == ids[1]
-    assert [m["content"][0]["text"] if isinstance(m["content"], list) else m["content"]
-            for m in reopened.build_session_context()["messages"]] == ["q1", "a1"]
+    assert [
+        m["content"][0]["text"] if isinstance(m["content"], list) else m["content"]
+        for m in reopened.build_session_context()["messages"]
+    ] == ["q1", "a1"]
     reopened.reset_leaf()
     assert _snapshot(path) == before
     assert SessionManager.open(path).leaf_id is None
@@ -93,8 +113,18 @@ def test_leaf_falls_back_to_pi_rule_after_any_append(session_dir: Path) -> None:
     manager2 = SessionManager.open(path)
     manager2.branch(ids[1])
     with path.open("ab") as handle:
-        handle.write(dumps_compact({"type": "custom", "customType": "pi", "id": "pi000001", "parentId": new_id,
-                                    "timestamp": "2026-01-01T00:00:00.000Z"}) + b"\n")
+        handle.write(
+            dumps_compact(
+                {
+                    "type": "custom",
+                    "customType": "pi",
+                    "id": "pi000001",
+                    "parentId": new_id,
+                    "timestamp": "2026-01-01T00:00:00.000Z",
+                }
+            )
+            + b"\n"
+        )
     assert SessionManager.open(path).leaf_id == "pi000001"
 
 
@@ -121,7 +151,9 @@ def test_leaf_moves_before_first_write_and_stale_side_files(session_dir: Path, a
     manager.branch(first)
     # a side file naming an entry that no longer exists (e.g. file replaced) is ignored
     [side] = list(leaves.iterdir())
-    side.write_bytes(orjson.dumps({"file": str(path), "leafId": "gone", "lastEntryId": manager.get_entries()[-1]["id"]}))
+    side.write_bytes(
+        orjson.dumps({"file": str(path), "leafId": "gone", "lastEntryId": manager.get_entries()[-1]["id"]})
+    )
     assert SessionManager.open(path).leaf_id == manager.get_entries()[-1]["id"]
     side.write_bytes(b"not json")
     assert SessionManager.open(path).leaf_id == manager.get_entries()[-1]["id"]
@@ -188,10 +220,15 @@ def test_migration_failure_leaves_original_intact(
     assert read_objects(path)[0]["version"] == 3
 
 
-def test_migration_refuses_when_file_grew_meanwhile(session_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_migration_refuses_when_file_grew_meanwhile(
+    session_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = write_jsonl(session_dir / "v1.jsonl", V1_LINES)
     real_migrate = store_module.migrate_entries
-    extra = b'{"type":"message","timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"user","content":"late"}}\n'
+    extra = (
+        b'{"type":"message","timestamp":"2025-01-01T00:00:05.000Z",'
+        b'"message":{"role":"user","content":"late"}}\n'
+    )
 
     def migrate_while_someone_appends(objects: Any) -> int:
         with path.open("ab") as handle:
@@ -214,7 +251,9 @@ def test_migration_preserves_permissions(session_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("version", ["3.0", '"3"', "4"])
-def test_current_or_newer_versions_in_other_spellings_are_not_migrated(session_dir: Path, version: str) -> None:
+def test_current_or_newer_versions_in_other_spellings_are_not_migrated(
+    session_dir: Path, version: str
+) -> None:
     """pi compares ``version >= 3`` with JS semantics, so ``3.0``/``"3"``/``4`` headers are current
     and their tree must not be rebuilt as a v1 chain (which would assign new ids)."""
     path = session_dir / "s.jsonl"
@@ -234,8 +273,10 @@ def test_current_or_newer_versions_in_other_spellings_are_not_migrated(session_d
 def test_utf8_bom_before_the_header_is_accepted(session_dir: Path) -> None:
     """pi trims the file content first (``String.trim`` removes U+FEFF), so a BOM is harmless."""
     path = session_dir / "bom.jsonl"
-    write_jsonl(path, [{"type": "session", "version": 3, "id": "bom", "timestamp": "2025-01-01T00:00:00Z",
-                        "cwd": "/p"}])
+    write_jsonl(
+        path,
+        [{"type": "session", "version": 3, "id": "bom", "timestamp": "2025-01-01T00:00:00Z", "cwd": "/p"}],
+    )
     content = b"\xef\xbb\xbf" + path.read_bytes()
     path.write_bytes(content)
     manager = SessionManager.open(path)
@@ -334,7 +375,10 @@ def test_new_lines_are_compact_utf8_like_json_stringify(session_dir: Path) -> No
     manager.append_custom_entry("s", {"s": "bad \ud800 surrogate"})
     last = file_lines(Path(manager.session_file or ""))[-1]
     assert b"\\ud800" in last
-    assert SessionManager.open(Path(manager.session_file or "")).get_entries()[-1]["data"]["s"] == "bad \ud800 surrogate"
+    assert (
+        SessionManager.open(Path(manager.session_file or "")).get_entries()[-1]["data"]["s"]
+        == "bad \ud800 surrogate"
+    )
 
 
 @pytest.mark.oracle
@@ -421,8 +465,13 @@ def test_pi_flush_bug_sequence_writes_no_duplicate_header(session_dir: Path, pi_
     session,message,session,message,message,message; we append two lines."""
     lines = [
         {"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"},
-        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
-         "message": user_msg("first", 1)},
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": "2025-01-01T00:00:01.000Z",
+            "message": user_msg("first", 1),
+        },
     ]
     pi = pi_oracle.result(
         "script",
@@ -446,10 +495,20 @@ def test_pi_flush_bug_sequence_writes_no_duplicate_header(session_dir: Path, pi_
 
 
 def _start(kind: str, directory: Path, rng: random.Random) -> SessionManager:
-    header = {"type": "session", "version": 3, "id": f"h-{kind}", "timestamp": "2025-01-01T00:00:00.000Z",
-              "cwd": "/p"}
-    user_line = {"type": "message", "id": "u0", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
-                 "message": user_msg("u0", 1)}
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": f"h-{kind}",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "cwd": "/p",
+    }
+    user_line = {
+        "type": "message",
+        "id": "u0",
+        "parentId": None,
+        "timestamp": "2025-01-01T00:00:01.000Z",
+        "message": user_msg("u0", 1),
+    }
     if kind == "create":
         return SessionManager.create("/p", directory)
     if kind == "open-header-only":
@@ -479,8 +538,16 @@ def _start(kind: str, directory: Path, rng: random.Random) -> SessionManager:
     raise AssertionError(kind)
 
 
-START_KINDS = ["create", "open-header-only", "open-no-assistant", "open-empty", "open-missing",
-               "fork-no-assistant", "branched-no-assistant", "new-session"]
+START_KINDS = [
+    "create",
+    "open-header-only",
+    "open-no-assistant",
+    "open-empty",
+    "open-missing",
+    "fork-no-assistant",
+    "branched-no-assistant",
+    "new-session",
+]
 
 
 @pytest.mark.parametrize("kind", START_KINDS)
@@ -507,7 +574,9 @@ def test_no_flush_sequence_writes_a_second_header(kind: str, seed: int, tmp_path
             manager = SessionManager.open(manager.session_file)  # reopen mid-sequence
     path = Path(manager.session_file or "")
     if not path.exists() or not path.read_bytes().strip():
-        assert not any(e["type"] == "message" and e["message"]["role"] == "assistant" for e in manager.get_entries())
+        assert not any(
+            e["type"] == "message" and e["message"]["role"] == "assistant" for e in manager.get_entries()
+        )
         return
     objects = read_objects(path)
     assert objects[0]["type"] == "session"
@@ -517,3 +586,43 @@ def test_no_flush_sequence_writes_a_second_header(kind: str, seed: int, tmp_path
     reopened = SessionManager.open(path)
     assert reopened.get_entries() == manager.get_entries()
     assert reopened.session_id == manager.session_id
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("source_kind", ["odd", "branched"])
+def test_fork_from_v3_writes_the_same_lines_as_pi(
+    source_kind: str, session_dir: Path, tmp_path: Path, pi_oracle: PiOracle
+) -> None:
+    """For v3 sources both re-serialise every entry (``JSON.stringify``): same bytes after the header.
+
+    One deliberate difference: integers beyond 2**53 keep their digits here, JS rounds them to a
+    double (12345678901234567890 → 12345678901234567000).
+    """
+    source = tmp_path / "source.jsonl"
+    if source_kind == "odd":
+        source.write_bytes(b"\n".join(ODD_LINES) + b"\n")
+    else:
+        shutil.copyfile(FIXTURES / "branched-v3.jsonl", source)
+    pi = pi_oracle.result(
+        "script",
+        init={"kind": "forkFrom", "sourcePath": str(source), "targetCwd": "/t", "sessionDir": "$TMP/s"},
+        steps=[],
+        returnFiles=True,
+    )
+    [pi_text] = [text for name, text in pi["files"].items() if name.startswith("s/")]
+    manager = SessionManager.fork_from(source, "/t", session_dir)
+    ours = Path(manager.session_file or "").read_text(encoding="utf-8")
+    exact = ours.replace("12345678901234567890", "12345678901234567000")
+    assert exact.split("\n")[1:] == pi_text.split("\n")[1:]
+    our_header, pi_header = orjson.loads(ours.split("\n")[0]), orjson.loads(pi_text.split("\n")[0])
+    assert (
+        list(our_header) == list(pi_header) == ["type", "version", "id", "timestamp", "cwd", "parentSession"]
+    )
+    assert our_header["parentSession"] == pi_header["parentSession"] == str(source)
+    assert (
+        orjson.loads(
+            orjson.dumps(manager.get_entries()).replace(b"12345678901234567890", b"12345678901234567000")
+        )
+        == (pi["entries"])
+    )
+    assert manager.leaf_id == pi["leafId"]

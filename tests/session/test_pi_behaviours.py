@@ -198,7 +198,13 @@ def test_12_complex_tree_with_branches_and_compaction() -> None:
     assert ctx7["messages"][0]["role"] == "compactionSummary"
     assert texts(ctx7["messages"])[1:] == ["q2", "r2", "q3", "r3"]
     ctx11 = build_session_context(entries, "11")
-    assert texts(ctx11["messages"]) == ["start", "r1", "q2", "[branchSummary] Tried wrong approach", "better approach"]
+    assert texts(ctx11["messages"]) == [
+        "start",
+        "r1",
+        "q2",
+        "[branchSummary] Tried wrong approach",
+        "better approach",
+    ]
 
 
 def test_13_uses_last_entry_when_leaf_not_found() -> None:
@@ -548,7 +554,7 @@ def test_42_labels_not_in_context() -> None:
 
 def test_43_label_on_missing_entry_throws() -> None:
     manager = SessionManager.in_memory()
-    with pytest.raises(EntryNotFoundError, match="^Entry non-existent not found$"):
+    with pytest.raises(EntryNotFoundError, match=r"^Entry non-existent not found$"):
         manager.append_label_change("non-existent", "label")
 
 
@@ -560,7 +566,11 @@ def test_44_adds_ids_to_v1_entries() -> None:
     entries = [
         {"type": "session", "id": "sess-1", "timestamp": TS_V1, "cwd": "/tmp"},
         {"type": "message", "timestamp": TS_V1, "message": {"role": "user", "content": "hi", "timestamp": 1}},
-        {"type": "message", "timestamp": TS_V1, "message": {"role": "assistant", "content": [], "timestamp": 2}},
+        {
+            "type": "message",
+            "timestamp": TS_V1,
+            "message": {"role": "assistant", "content": [], "timestamp": 2},
+        },
     ]
     assert migrate_entries(entries) == 1
     assert entries[0]["version"] == 3
@@ -577,9 +587,24 @@ def test_44b_v1_compaction_index_becomes_id_and_hook_message_is_renamed() -> Non
     entries = [
         {"type": "session", "id": "s", "timestamp": TS_V1, "cwd": "/tmp"},
         {"type": "message", "timestamp": TS_V1, "message": {"role": "user", "content": "a", "timestamp": 1}},
-        {"type": "message", "timestamp": TS_V1, "message": {"role": "hookMessage", "customType": "x",
-                                                              "content": "h", "display": True, "timestamp": 2}},
-        {"type": "compaction", "timestamp": TS_V1, "summary": "s", "firstKeptEntryIndex": 2, "tokensBefore": 5},
+        {
+            "type": "message",
+            "timestamp": TS_V1,
+            "message": {
+                "role": "hookMessage",
+                "customType": "x",
+                "content": "h",
+                "display": True,
+                "timestamp": 2,
+            },
+        },
+        {
+            "type": "compaction",
+            "timestamp": TS_V1,
+            "summary": "s",
+            "firstKeptEntryIndex": 2,
+            "tokensBefore": 5,
+        },
     ]
     migrate_entries(entries)
     assert entries[3]["firstKeptEntryId"] == entries[2]["id"]
@@ -590,13 +615,26 @@ def test_44b_v1_compaction_index_becomes_id_and_hook_message_is_renamed() -> Non
 def test_45_migration_is_idempotent_for_v2() -> None:
     entries = [
         {"type": "session", "version": 2, "id": "sess-1", "timestamp": TS_V1, "cwd": "/tmp"},
-        {"type": "message", "id": "abc12345", "parentId": None, "timestamp": TS_V1,
-         "message": {"role": "user", "content": "hi", "timestamp": 1}},
-        {"type": "message", "id": "def67890", "parentId": "abc12345", "timestamp": TS_V1,
-         "message": {"role": "assistant", "content": [], "timestamp": 2}},
+        {
+            "type": "message",
+            "id": "abc12345",
+            "parentId": None,
+            "timestamp": TS_V1,
+            "message": {"role": "user", "content": "hi", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "def67890",
+            "parentId": "abc12345",
+            "timestamp": TS_V1,
+            "message": {"role": "assistant", "content": [], "timestamp": 2},
+        },
     ]
     migrate_entries(entries)
-    assert [(e.get("id"), e.get("parentId")) for e in entries[1:]] == [("abc12345", None), ("def67890", "abc12345")]
+    assert [(e.get("id"), e.get("parentId")) for e in entries[1:]] == [
+        ("abc12345", None),
+        ("def67890", "abc12345"),
+    ]
     assert entries[0]["version"] == 3
     before = [dict(e) for e in entries]
     assert migrate_entries(entries) == 3
@@ -607,15 +645,27 @@ def test_44c_open_migrates_v1_file(session_dir: Path) -> None:
     path = write_jsonl(
         session_dir / "v1.jsonl",
         [
-            {"type": "session", "id": "sess-1", "timestamp": TS_V1, "cwd": "/tmp", "branchedFrom": "/x.jsonl"},
+            {
+                "type": "session",
+                "id": "sess-1",
+                "timestamp": TS_V1,
+                "cwd": "/tmp",
+                "branchedFrom": "/x.jsonl",
+            },
             {"type": "message", "timestamp": TS_V1, "message": user_msg("hi", 1)},
             {"type": "message", "timestamp": TS_V1, "message": assistant_msg("yo", timestamp=2)},
         ],
     )
     manager = SessionManager.open(path)
     objects = read_objects(path)
-    assert objects[0] == {"type": "session", "id": "sess-1", "timestamp": TS_V1, "cwd": "/tmp",
-                          "branchedFrom": "/x.jsonl", "version": 3}
+    assert objects[0] == {
+        "type": "session",
+        "id": "sess-1",
+        "timestamp": TS_V1,
+        "cwd": "/tmp",
+        "branchedFrom": "/x.jsonl",
+        "version": 3,
+    }
     assert [o["id"] for o in objects[1:]] == [e["id"] for e in manager.get_entries()]
     assert objects[2]["parentId"] == objects[1]["id"]
     assert manager.leaf_id == objects[2]["id"]
@@ -714,7 +764,15 @@ def test_50_compaction_in_tree() -> None:
     assert manager.get_entry(id3)["parentId"] == compaction_id  # type: ignore[index]
     detailed = manager.append_compaction("s2", id3, 5, {"readFiles": [], "modifiedFiles": []}, False)
     assert list(manager.get_entry(detailed) or {}) == [
-        "type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId", "tokensBefore", "details", "fromHook",
+        "type",
+        "id",
+        "parentId",
+        "timestamp",
+        "summary",
+        "firstKeptEntryId",
+        "tokensBefore",
+        "details",
+        "fromHook",
     ]
 
 
@@ -775,8 +833,12 @@ def test_57_get_tree_empty() -> None:
 
 def test_58_get_tree_linear() -> None:
     manager = SessionManager.in_memory()
-    ids = [manager.append_message(user_msg("1")), manager.append_message(assistant_msg("2")),
-           manager.append_message(user_msg("3")), manager.append_message(assistant_msg("4"))]
+    ids = [
+        manager.append_message(user_msg("1")),
+        manager.append_message(assistant_msg("2")),
+        manager.append_message(user_msg("3")),
+        manager.append_message(assistant_msg("4")),
+    ]
     tree = manager.get_tree()
     assert len(tree) == 1
     node = tree[0]
@@ -840,7 +902,7 @@ def test_62_branch_moves_leaf() -> None:
 
 
 def test_63_branch_unknown_throws() -> None:
-    with pytest.raises(EntryNotFoundError, match="^Entry nonexistent not found$"):
+    with pytest.raises(EntryNotFoundError, match=r"^Entry nonexistent not found$"):
         SessionManager.in_memory().branch("nonexistent")
 
 
@@ -887,14 +949,17 @@ def test_65_branch_with_summary() -> None:
     entry = manager.get_entry(root_summary)
     assert entry is not None
     assert (entry["parentId"], entry["fromId"], entry["details"], entry["fromHook"]) == (
-        None, "root", {"readFiles": []}, True,
+        None,
+        "root",
+        {"readFiles": []},
+        True,
     )
 
 
 def test_66_branch_with_summary_unknown_throws() -> None:
     manager = SessionManager.in_memory()
     manager.append_message(user_msg("1"))
-    with pytest.raises(EntryNotFoundError, match="^Entry nonexistent not found$"):
+    with pytest.raises(EntryNotFoundError, match=r"^Entry nonexistent not found$"):
         manager.branch_with_summary("nonexistent", "summary")
 
 
@@ -935,7 +1000,7 @@ def test_71_context_from_current_branch_only() -> None:
 
 
 def test_72_create_branched_session_unknown_throws() -> None:
-    with pytest.raises(EntryNotFoundError, match="^Entry nonexistent not found$"):
+    with pytest.raises(EntryNotFoundError, match=r"^Entry nonexistent not found$"):
         SessionManager.in_memory().create_branched_session("nonexistent")
 
 
@@ -1030,7 +1095,12 @@ def test_77b_session_info_fields_and_name_clearing(session_dir: Path) -> None:
     assert manager.get_session_name() == "Old name"
     assert manager.get_entries()[-1]["name"] == "Old name"
     [info] = list_sessions("/proj", session_dir)
-    assert (info.name, info.first_message, info.message_count, info.cwd) == ("Old name", "hello world", 2, "/proj")
+    assert (info.name, info.first_message, info.message_count, info.cwd) == (
+        "Old name",
+        "hello world",
+        2,
+        "/proj",
+    )
     manager.append_session_info("")
     assert manager.get_session_name() is None
     [info] = list_sessions("/proj", session_dir)

@@ -35,6 +35,7 @@ def test_failed_append_changes_nothing_and_next_append_is_clean(
 ) -> None:
     manager, path = _flushed(session_dir)
     entries, leaf = manager.get_entries(), manager.leaf_id
+    context = manager.build_session_context()
     real_write = writer_module._write_all
 
     def partial_then_fail(fd: int, data: bytes) -> None:
@@ -47,6 +48,7 @@ def test_failed_append_changes_nothing_and_next_append_is_clean(
     monkeypatch.undo()
     assert manager.get_entries() == entries
     assert manager.leaf_id == leaf
+    assert manager.build_session_context() == context
     new_id = manager.append_message(user_msg("kept"))
     lines = file_lines(path)
     assert orjson.loads(lines[-1])["id"] == new_id
@@ -73,8 +75,17 @@ def test_first_flush_refuses_a_file_someone_else_created(session_dir: Path) -> N
 def test_refresh_diagnostics_name_physical_lines_after_unterminated_tail(session_dir: Path) -> None:
     _, path = _flushed(session_dir)
     with path.open("ab") as handle:  # a complete entry without its newline (cut right before it)
-        handle.write(orjson.dumps({"type": "custom", "customType": "x", "id": "nolf", "parentId": None,
-                                   "timestamp": "2026-01-01T00:00:00Z"}))
+        handle.write(
+            orjson.dumps(
+                {
+                    "type": "custom",
+                    "customType": "x",
+                    "id": "nolf",
+                    "parentId": None,
+                    "timestamp": "2026-01-01T00:00:00Z",
+                }
+            )
+        )
     manager = SessionManager.open(path)
     manager.append_message(user_msg("mine"))  # starts a fresh line, so the tail becomes line 4
     with path.open("ab") as handle:
@@ -127,10 +138,14 @@ def test_cwd_folder_encoding(cwd: str, encoded: str) -> None:
 
 
 def test_continue_recent_picks_newest_by_mtime_with_callers_cwd(session_dir: Path) -> None:
-    old = write_jsonl(session_dir / "old.jsonl", [{"type": "session", "version": 3, "id": "old",
-                                                   "timestamp": "2025-01-01T00:00:00Z", "cwd": "/a"}])
-    new = write_jsonl(session_dir / "new.jsonl", [{"type": "session", "version": 3, "id": "new",
-                                                   "timestamp": "2024-01-01T00:00:00Z", "cwd": "/b"}])
+    old = write_jsonl(
+        session_dir / "old.jsonl",
+        [{"type": "session", "version": 3, "id": "old", "timestamp": "2025-01-01T00:00:00Z", "cwd": "/a"}],
+    )
+    new = write_jsonl(
+        session_dir / "new.jsonl",
+        [{"type": "session", "version": 3, "id": "new", "timestamp": "2024-01-01T00:00:00Z", "cwd": "/b"}],
+    )
     now = time.time()
     os.utime(old, (now - 100, now - 100))
     os.utime(new, (now, now))
@@ -158,8 +173,10 @@ def test_list_sessions_skips_invalid_files_and_never_writes(session_dir: Path) -
     (session_dir / "bad.jsonl").write_text('{"type":"message"}\n')
     (session_dir / "empty.jsonl").write_text("")
     (session_dir / "notes.txt").write_text("x")
-    v1 = write_jsonl(session_dir / "v1.jsonl", [{"type": "session", "id": "v1", "timestamp": "2025-01-01T00:00:00Z",
-                                                "cwd": "/p"}])
+    v1 = write_jsonl(
+        session_dir / "v1.jsonl",
+        [{"type": "session", "id": "v1", "timestamp": "2025-01-01T00:00:00Z", "cwd": "/p"}],
+    )
     before = {p: p.read_bytes() for p in session_dir.iterdir()}
     assert sorted(i.path for i in list_sessions("/x", session_dir)) == sorted([str(good), str(v1)])
     assert {p: p.read_bytes() for p in session_dir.iterdir()} == before
@@ -171,18 +188,24 @@ def test_append_entry_validates_and_names_the_field(session_dir: Path) -> None:
     bad: list[tuple[dict[str, Any], str]] = [
         ({"type": "nope"}, "entry.type"),
         ({"type": "message", "message": {"role": "assistant", "content": "x"}}, "entry.message.content"),
-        ({"type": "message", "message": {"role": "user", "content": [{"type": "image"}]}},
-         "entry.message.content[0].data"),
+        (
+            {"type": "message", "message": {"role": "user", "content": [{"type": "image"}]}},
+            "entry.message.content[0].data",
+        ),
         ({"type": "model_change", "provider": "p"}, "entry.modelId"),
-        ({"type": "compaction", "summary": "s", "firstKeptEntryId": "x", "tokensBefore": "many"}, "entry.tokensBefore"),
+        (
+            {"type": "compaction", "summary": "s", "firstKeptEntryId": "x", "tokensBefore": "many"},
+            "entry.tokensBefore",
+        ),
         ({"type": "label", "targetId": "x", "label": 3}, "entry.label"),
     ]
     for entry, field in bad:
         with pytest.raises(InvalidEntryError, match=field.replace("[", r"\[").replace("]", r"\]")):
             manager.append_entry(entry)
     assert path.read_bytes() == before
-    entry_id = manager.append_entry({"type": "message", "id": "ignored", "message": {"role": "user", "content": "hi"},
-                                     "extra": 1})
+    entry_id = manager.append_entry(
+        {"type": "message", "id": "ignored", "message": {"role": "user", "content": "hi"}, "extra": 1}
+    )
     stored = read_objects(path)[-1]
     assert stored["id"] == entry_id != "ignored"
     assert stored["extra"] == 1 and isinstance(stored["message"]["timestamp"], int)

@@ -50,6 +50,7 @@ M.codes = {
   InvalidSessionFile = -32005,
   SessionBusy = -32006,
   RequestCancelled = -32800,
+  MethodNotFound = -32601, -- also: a contract method this server build reserves but lacks
   -- client-side (not sent by the server)
   Timeout = -1,
   NotRunning = -2,
@@ -109,6 +110,7 @@ M.state = {
 
 M.client_id = nil
 local ready = false
+local stopped = false -- stop() was called: requests fail until start()
 local pending = {}
 local listeners = {}
 
@@ -329,6 +331,14 @@ function M.is_ready()
   return ready and M.client() ~= nil
 end
 
+local function fail_pending()
+  local queued = pending
+  pending = {}
+  for _, fn in ipairs(queued) do
+    fn(true)
+  end
+end
+
 local function flush_pending()
   local queued = pending
   pending = {}
@@ -339,6 +349,7 @@ end
 
 --- Start the server (if needed) and return the client object.
 function M.start()
+  stopped = false
   local existing = M.client()
   if existing then
     return existing
@@ -361,16 +372,16 @@ function M.start()
       fire("PiReady", { root = root })
     end,
     on_exit = function(code, signal, client_id)
-      if client_id == M.client_id then
+      local unexpected = client_id == M.client_id
+      if unexpected then
         M.client_id = nil
         ready = false
-        local queued = pending
-        pending = {}
-        for _, fn in ipairs(queued) do
-          fn(true)
-        end
+        fail_pending()
       end
       vim.schedule(function()
+        if unexpected and code ~= 0 then
+          vim.notify(string.format("pi: pi-lsp exited (code %s, signal %s)", code, signal), vim.log.levels.WARN)
+        end
         fire("PiExit", { code = code, signal = signal })
       end)
     end,
@@ -383,20 +394,23 @@ function M.start()
   return vim.lsp.get_client_by_id(id)
 end
 
---- Stop the server.
+--- Stop the server. Requests then fail (NotRunning) until start() is called again; a server that
+--- exits by itself is restarted by the next request.
 function M.stop(force)
+  stopped = true
   local client = M.client()
   if client then
     client.stop(force)
   end
   M.client_id = nil
   ready = false
+  fail_pending()
 end
 
 --- Attach a buffer (e.g. AGENTS.md, SKILL.md) so the server's diagnostics and sync apply to it.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
-  local client = M.start()
+  local client = M.client() or (not stopped and M.start()) or nil
   if client then
     vim.lsp.buf_attach_client(bufnr, client.id)
   end
@@ -408,8 +422,8 @@ function M.set_settings(settings)
   local client = M.client()
   if client then
     client.config.settings = { pi = M.config.settings }
-    local send = function(stopped)
-      if not stopped then
+    local send = function(exited)
+      if not exited then
         client.notify("workspace/didChangeConfiguration", { settings = { pi = settings_object(M.config.settings) } })
       end
     end
@@ -467,7 +481,7 @@ local function send_request(method, params, callback, on_sent)
   if method == "pi/prompt" then
     M.state.stream[params.session or (M.state.session and M.state.session.sessionId) or ""] = nil
   end
-  local client = M.start()
+  local client = M.client() or (not stopped and M.start()) or nil
   if not client then
     callback({ code = M.codes.NotRunning, message = "pi-lsp is not running" }, nil)
     return nil

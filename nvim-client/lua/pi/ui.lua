@@ -150,9 +150,9 @@ function M.refresh_tree(callback)
         tree_ids[buf] = {}
         set_lines(buf, { "(no active session)" })
       end
-    elseif err then
+    elseif err and err.code ~= pi().codes.NotRunning then
       vim.notify("pi: tree: " .. pi().format_error(err), vim.log.levels.ERROR)
-    elseif api.nvim_buf_is_valid(buf) then
+    elseif not err and api.nvim_buf_is_valid(buf) then
       render_tree(buf, t)
     end
     if callback then

@@ -1,0 +1,233 @@
+"""Language-server benchmark: LSP round trips against the real server over stdio.
+
+Measures, with a minimal JSON-RPC client (orjson only, big responses received as bytes and not
+parsed, so the numbers are the server's):
+
+* process start → ``initialize`` response, and → first ``pi/`` request answered;
+* p50/p99 round trips of ``pi/getTree`` (nested and flat), ``pi/buildContext`` and
+  ``pi/appendEntry`` on generated sessions of 10k and 100k entries.
+
+Run: ``python benchmarks/bench_server.py [--sizes 10000 100000] [--write-docs]``. With
+``--write-docs`` the "Language server" section of ``docs/benchmarks.md`` is replaced (other sections
+are kept). Session files go to a temporary folder; nothing touches ``~/.pi``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pi_lsp.server.rpc_client import RpcClient  # noqa: E402
+
+SECTION = "## Language server"
+
+
+def _assistant(number: int, tool: bool) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": f"Step {number}: looking at the code and deciding."}]
+    if tool:
+        content.append({"type": "toolCall", "id": f"call_{number}", "name": "read",
+                        "arguments": {"path": f"src/module_{number % 97}.py"}})
+    return {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "usage": {"input": 1200 + number, "output": 80, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1280 + number,
+                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "stopReason": "toolUse" if tool else "stop", "timestamp": 1767225600000 + number}
+
+
+def generate_session(path: Path, count: int, branch_every: int = 1000) -> Path:
+    """A v3 session: user → assistant(toolCall) → toolResult → assistant turns, one side branch of
+    three entries every ``branch_every`` entries, so the tree is mostly one deep chain as in real use."""
+    header = {"type": "session", "version": 3, "id": f"0197c000-0000-7000-8000-{count:012d}",
+              "timestamp": "2026-01-01T00:00:00.000Z", "cwd": str(path.parent)}
+    lines = [orjson.dumps(header)]
+    parent: str | None = None
+    written = 0
+    side = 0
+
+    def add(entry_id: str, parent_id: str | None, number: int, message: dict[str, Any]) -> None:
+        seconds = number // 1000
+        stamp = f"2026-01-01T{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{number % 1000:03d}Z"
+        lines.append(orjson.dumps({"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": stamp,
+                                   "message": message}))
+
+    while written < count:
+        phase = written % 4
+        number = written
+        if phase == 0:
+            message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": f"Please handle task {number}."}],
+                                       "timestamp": 1767225600000 + number}
+        elif phase == 1:
+            message = _assistant(number, tool=True)
+        elif phase == 2:
+            message = {"role": "toolResult", "toolCallId": f"call_{number - 1}", "toolName": "read",
+                       "content": [{"type": "text", "text": "def handler():\n    return 42\n" * 3}], "isError": False,
+                       "timestamp": 1767225600000 + number}
+        else:
+            message = _assistant(number, tool=False)
+        entry_id = f"{number:08x}"
+        add(entry_id, parent, number, message)
+        written += 1
+        if branch_every and written % branch_every == 0 and written + 3 <= count:
+            branch_parent = entry_id
+            for offset in range(3):
+                side += 1
+                side_id = f"b{side:07x}"
+                add(side_id, branch_parent, number, {"role": "user", "content": f"side question {side}",
+                                                     "timestamp": 1767225600000 + number})
+                branch_parent = side_id
+                written += 1
+        parent = entry_id
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def _pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+async def _timed(client: RpcClient, method: str, params: Any, runs: int) -> tuple[list[float], int]:
+    samples: list[float] = []
+    size = 0
+    for _ in range(runs):
+        started = time.perf_counter()
+        body = await client.request_raw(method, params, timeout=600)
+        samples.append((time.perf_counter() - started) * 1000)
+        size = len(body)
+        if body.startswith(b'{"jsonrpc":"2.0","id":') and b'"error":{' in body[:80]:
+            raise RuntimeError(body[:300].decode())
+    return samples, size
+
+
+async def startup(work: Path, runs: int) -> dict[str, list[float]]:
+    env = dict(os.environ, PI_CODING_AGENT_DIR=str(work / "agent"))
+    results: dict[str, list[float]] = {"initialize": [], "first request": []}
+    for _ in range(runs):
+        started = time.perf_counter()
+        client = await RpcClient.start(env=env, quiet=True)
+        await client.request("initialize", {"processId": os.getpid(), "capabilities": {}})
+        results["initialize"].append((time.perf_counter() - started) * 1000)
+        client.notify("initialized", {})
+        await client.request("pi/listSessions", {"cwd": str(work)})
+        results["first request"].append((time.perf_counter() - started) * 1000)
+        await client.close()
+    return results
+
+
+def session_file(work: Path, size: int, simple: bool) -> tuple[Path, str]:
+    """A copy (appends must not touch the cache) of gen_sessions' realistic file, else a simple one."""
+    if not simple:
+        try:
+            import shutil
+
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            from gen_sessions import DEFAULT_OUT, big_session
+
+            target = work / f"bench-{size}.jsonl"
+            shutil.copyfile(big_session(DEFAULT_OUT, size), target)
+            return target, "benchmarks/gen_sessions.py (realistic: tool-heavy, branches, compactions)"
+        except ImportError:
+            pass
+    return generate_session(work / f"bench-{size}.jsonl", size), "bench_server.generate_session (simple)"
+
+
+async def round_trips(work: Path, size: int, runs: int, appends: int, simple: bool) -> dict[str, Any]:
+    file, source = session_file(work, size, simple)
+    env = dict(os.environ, PI_CODING_AGENT_DIR=str(work / "agent"))
+    client = await RpcClient.start(env=env, quiet=True)
+    await client.initialize(str(work))
+    await client.request("pi/listSessions", {"cwd": str(work)})  # the server has finished starting
+    started = time.perf_counter()
+    state = await client.request("pi/openSession", {"path": str(file)}, timeout=600)
+    open_ms = (time.perf_counter() - started) * 1000
+    rows: dict[str, Any] = {"entries": state["entryCount"], "file MB": file.stat().st_size / 1e6,
+                            "open ms": open_ms, "source": source}
+    rows["pi/getTree"] = await _timed(client, "pi/getTree", {}, runs)
+    rows["pi/getTree flat"] = await _timed(client, "pi/getTree", {"format": "flat"}, runs)
+    rows["pi/buildContext"] = await _timed(client, "pi/buildContext", {}, runs)
+    entry = {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "one more"}]}}
+    rows["pi/appendEntry"] = await _timed(client, "pi/appendEntry", {"entry": entry}, appends)
+    rows["pi/buildContext after appends"] = await _timed(client, "pi/buildContext", {}, runs)
+    await client.close()
+    return rows
+
+
+def _markdown(start: dict[str, list[float]], sizes: dict[int, dict[str, Any]]) -> str:
+    lines = [SECTION, "",
+             f"`python benchmarks/bench_server.py` on {platform.machine()} {os.cpu_count()} CPUs, Python "
+             f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}. Real server over stdio; the client reads "
+             "each response completely but does not parse big ones, so times are the server's plus the pipe.", "",
+             "### Start-up", "", "| measure | p50 ms | max ms | runs |", "|---|---:|---:|---:|"]
+    for name, samples in start.items():
+        label = "process start → `initialize` response" if name == "initialize" else "process start → first `pi/` response"
+        lines.append(f"| {label} | {statistics.median(samples):.0f} | {max(samples):.0f} | {len(samples)} |")
+    lines += ["", "`initialize` is answered before pygls/lsprotocol finish importing (~0.4–0.8 s, mostly "
+              "lsprotocol's type module); requests sent right after it wait for that import.", ""]
+    for size, rows in sizes.items():
+        lines += [f"### {size // 1000}k-entry session", "",
+                  f"{rows['entries']} entries, {rows['file MB']:.1f} MB file from {rows['source']}, "
+                  f"`pi/openSession` {rows['open ms']:.0f} ms.", "",
+                  "| request | p50 ms | p99 ms | response size | runs |", "|---|---:|---:|---:|---:|"]
+        for name, value in rows.items():
+            if not isinstance(value, tuple):
+                continue
+            samples, nbytes = value
+            lines.append(f"| `{name}` | {_pct(samples, 0.5):.1f} | {_pct(samples, 0.99):.1f} | "
+                         f"{nbytes / 1e6:.2f} MB | {len(samples)} |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_docs(markdown: str) -> Path:
+    """Replace (or append) the "Language server" section of docs/benchmarks.md, keeping the rest."""
+    path = ROOT / "docs" / "benchmarks.md"
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    start = text.find(SECTION + "\n")
+    if start >= 0:
+        end = text.find("\n## ", start + len(SECTION))
+        text = text[:start] + markdown + (text[end + 1 :] if end >= 0 else "")
+    else:
+        text = text.rstrip() + "\n\n" + markdown
+    path.write_text(text)
+    return path
+
+
+async def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--runs", type=int, default=15, help="round trips per read method")
+    parser.add_argument("--appends", type=int, default=200)
+    parser.add_argument("--start-runs", type=int, default=8)
+    parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--simple", action="store_true", help="use the simple built-in session generator")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="pi-lsp-bench-") as folder:
+        work = Path(folder)
+        start = await startup(work, args.start_runs)
+        sizes = {}
+        for size in args.sizes:
+            runs = args.runs if size <= 20_000 else max(3, args.runs // 3)
+            sizes[size] = await round_trips(work, size, runs, args.appends, args.simple)
+    markdown = _markdown(start, sizes)
+    print(markdown)
+    if args.write_docs:
+        print(f"updated {write_docs(markdown)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))

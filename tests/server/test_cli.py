@@ -1,0 +1,103 @@
+"""The ``pi-lsp`` command as a subprocess: inspection commands, errors and the offline demo."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.server.conftest import PI_FIXTURES, SERVER, copy_fixture, server_env
+
+
+def run(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*SERVER, *args],
+        env=server_env(tmp_path / "agent"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd or tmp_path,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_version(tmp_path: Path) -> None:
+    result = run(tmp_path, "--version")
+    assert result.returncode == 0 and result.stdout.startswith("pi-lsp ")
+
+
+def test_tree_and_context(tmp_path: Path) -> None:
+    file = copy_fixture(tmp_path)
+    before = file.read_bytes()
+    tree = run(tmp_path, "tree", str(file))
+    assert tree.returncode == 0, tree.stderr
+    lines = tree.stdout.splitlines()
+    assert "Branched demo" in lines[0]
+    assert any("e4 user: try approach A  [A-start]" in line for line in lines)
+    assert any(line.endswith("e17 custom: ext-state  ← leaf") for line in lines)
+    assert any(line.startswith("├─ ") for line in lines) and any(line.startswith("└─ ") for line in lines)
+    data = json.loads(run(tmp_path, "tree", "--json", str(file)).stdout)
+    assert data["leafId"] == "e17" and data["roots"][0]["id"] == "e1"
+    flat = json.loads(run(tmp_path, "tree", "--json", "--flat", str(file)).stdout)
+    assert len(flat["nodes"]) == 17
+    context = run(tmp_path, "context", str(file))
+    assert (
+        context.returncode == 0 and "7 messages" in context.stdout and "compactionSummary" in context.stdout
+    )
+    branch = json.loads(run(tmp_path, "context", "--json", "--leaf", "e6", str(file)).stdout)
+    assert [m["role"] for m in branch["messages"]] == ["user", "assistant", "user", "assistant", "toolResult"]
+    assert branch["thinkingLevel"] == "high"
+    assert file.read_bytes() == before
+
+
+def test_v1_files_are_not_migrated_on_disk(tmp_path: Path) -> None:
+    file = copy_fixture(tmp_path, PI_FIXTURES / "large-session.jsonl")
+    before = file.read_bytes()
+    result = run(tmp_path, "context", "--json", str(file))
+    assert result.returncode == 0 and len(json.loads(result.stdout)["messages"]) == 914
+    assert file.read_bytes() == before
+
+
+def test_sessions(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    copy_fixture(sessions)
+    listed = run(tmp_path, "sessions", "--session-dir", str(sessions), "--json", cwd=project.parent)
+    assert listed.returncode == 0, listed.stderr
+    infos = json.loads(listed.stdout)["sessions"]
+    assert [info["name"] for info in infos] == ["Branched demo"]
+    human = run(tmp_path, "sessions", "--session-dir", str(sessions))
+    assert "Branched demo" in human.stdout and "branched-v3.jsonl" in human.stdout
+    none = run(tmp_path, "sessions", "--session-dir", str(sessions), "zebra")
+    assert none.returncode == 0 and "no sessions found" in none.stdout
+    assert json.loads(run(tmp_path, "sessions", "--all", "--json").stdout) == {"sessions": []}
+
+
+def test_errors_go_to_stderr_with_a_non_zero_exit(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("garbage\n")
+    for args in (
+        ("tree", str(tmp_path / "missing.jsonl")),
+        ("tree", str(bad)),
+        ("context", "--leaf", "nope", str(copy_fixture(tmp_path))),
+    ):
+        result = run(tmp_path, *args)
+        assert (
+            result.returncode == 1 and result.stdout == "" and result.stderr.startswith("pi-lsp: error:")
+        ), args
+    assert bad.read_text() == "garbage\n"
+    usage = run(tmp_path, "tree")
+    assert usage.returncode == 2 and "usage" in usage.stderr
+
+
+def test_demo_runs_offline(tmp_path: Path) -> None:
+    result = run(tmp_path, "demo", "--dir", str(tmp_path / "demo"))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "editor: 'Add type hints to it.'" in out
+    assert "├─ " in out and "[fork point]" in out and "← leaf" in out
+    assert out.count("context of the") == 2 and "toolResult read" in out
+    file = Path(out.rsplit("session file: ", 1)[1].splitlines()[0])
+    assert file.exists() and file.is_relative_to(tmp_path / "demo")
+    assert len(file.read_text().splitlines()) == 1 + 9
