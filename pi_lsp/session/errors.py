@@ -11,7 +11,7 @@ class EntryNotFoundError(SessionError):
     """An entry id that is not in the session (message as pi's: ``Entry <id> not found``)."""
 
     def __init__(self, entry_id: object) -> None:
-        super().__init__(f"Entry {entry_id} not found")
+        super().__init__(f"Entry {'null' if entry_id is None else entry_id} not found")
         self.entry_id = entry_id
 
 
