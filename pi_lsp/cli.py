@@ -74,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         return {"sessions": _sessions, "tree": _tree, "context": _context}[command](args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. `pi-lsp tree FILE | head`: the reader has seen enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as error:
         from pi_lsp.service.errors import from_exception, redact
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from yaml.constructor import ConstructorError
+from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from pi_lsp.prompt.jscompat import js_length, js_trim
@@ -127,8 +127,8 @@ def strip_frontmatter(text: str) -> str:
 # YAML 1.2 core schema on PyYAML
 
 
-class _Yaml12Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core-schema scalars and unique keys."""
+class _UniqueKeys(SafeConstructor):
+    """Duplicate mapping keys are an error in the yaml package; PyYAML keeps the last one."""
 
     def construct_mapping(self, node: Node, deep: bool = False) -> dict[Any, Any]:
         if isinstance(node, MappingNode):
@@ -146,11 +146,16 @@ class _Yaml12Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)  # type: ignore[arg-type]
 
 
-def _bool12(loader: yaml.SafeLoader, node: Node) -> bool:
+class _Yaml12Loader(_UniqueKeys, yaml.SafeLoader):
+    """Pure-Python loader with YAML 1.2 core-schema scalars; its error messages are the ones we
+    translate into the yaml package's wording."""
+
+
+def _bool12(loader: SafeConstructor, node: Node) -> bool:
     return str(loader.construct_scalar(node)) in ("true", "True", "TRUE")  # type: ignore[arg-type]
 
 
-def _int12(loader: yaml.SafeLoader, node: Node) -> int:
+def _int12(loader: SafeConstructor, node: Node) -> int:
     value = str(loader.construct_scalar(node))  # type: ignore[arg-type]
     if value.startswith("0o"):
         return int(value[2:], 8)
@@ -159,7 +164,7 @@ def _int12(loader: yaml.SafeLoader, node: Node) -> int:
     return int(value)
 
 
-def _float12(loader: yaml.SafeLoader, node: Node) -> float:
+def _float12(loader: SafeConstructor, node: Node) -> float:
     value = str(loader.construct_scalar(node))  # type: ignore[arg-type]
     lowered = value.lower()
     if lowered.endswith(".inf"):
@@ -169,30 +174,45 @@ def _float12(loader: yaml.SafeLoader, node: Node) -> float:
     return float(value)
 
 
-# A fresh resolver table: SafeLoader's YAML 1.1 resolvers (yes/no, dates, 0777, <<) are dropped.
-_Yaml12Loader.yaml_implicit_resolvers = {}
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:int",
-    re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
-    list("-+0123456789"),
-)
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-    ),
-    list("-+0123456789."),
-)
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
-)
-_Yaml12Loader.add_constructor("tag:yaml.org,2002:bool", _bool12)
-_Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _int12)
-_Yaml12Loader.add_constructor("tag:yaml.org,2002:float", _float12)
+def _configure_yaml12(loader: Any) -> None:
+    """Replace SafeLoader's YAML 1.1 resolvers (yes/no, dates, 0777, ``<<``) with 1.2 core ones."""
+    loader.yaml_implicit_resolvers = {}
+    loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
+    loader.add_implicit_resolver(
+        "tag:yaml.org,2002:int",
+        re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+        list("-+0123456789"),
+    )
+    loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(
+            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+        ),
+        list("-+0123456789."),
+    )
+    loader.add_implicit_resolver(
+        "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+    )
+    loader.add_constructor("tag:yaml.org,2002:bool", _bool12)
+    loader.add_constructor("tag:yaml.org,2002:int", _int12)
+    loader.add_constructor("tag:yaml.org,2002:float", _float12)
+
+
+_configure_yaml12(_Yaml12Loader)
+
+# libyaml parses a typical frontmatter block about ten times faster; it is used for documents
+# that parse, and the pure-Python loader re-parses failures for pi-shaped messages.
+_FastYaml12Loader: Any = _Yaml12Loader
+if getattr(yaml, "CSafeLoader", None) is not None:
+
+    class _CYaml12Loader(_UniqueKeys, yaml.CSafeLoader):
+        """libyaml-backed twin of :class:`_Yaml12Loader`."""
+
+    _configure_yaml12(_CYaml12Loader)
+    _FastYaml12Loader = _CYaml12Loader
 
 # PyYAML wording -> the yaml npm package's wording for the mistakes people actually make.
 _FLOW_SEQUENCE = "Flow sequence in block collection must be sufficiently indented and end with a ]"
@@ -257,7 +277,7 @@ def parse_yaml12(text: str) -> Any:
     errors are reported from a parse of the original text so that their positions match pi's.
     """
     try:
-        return yaml.load(text if text.endswith("\n") else text + "\n", Loader=_Yaml12Loader)
+        return yaml.load(text if text.endswith("\n") else text + "\n", Loader=_FastYaml12Loader)
     except (yaml.YAMLError, ValueError, RecursionError):
         pass
     return _load_reporting_errors(text)

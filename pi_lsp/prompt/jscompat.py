@@ -1,6 +1,6 @@
 """The few JavaScript semantics pi's skill validation depends on.
 
-pi validates frontmatter values with JS operators (truthiness, ``String(x)``, ``.length`` in UTF-16
+pi validates frontmatter values with JS operators (truthiness, ``.length`` in UTF-16
 units, ``.trim()``). Reproducing them is what makes our diagnostics and skill lists equal to pi's
 for odd inputs such as ``name: 1e3`` or a 600-emoji description.
 """
@@ -39,37 +39,6 @@ def js_truthy(value: Any) -> bool:
     if isinstance(value, str):
         return value != ""
     return True
-
-
-def js_string(value: Any) -> str:
-    """``String(value)`` for the values a YAML document can produce."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _js_number(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return ",".join("" if item is None else js_string(item) for item in value)
-    if isinstance(value, dict):
-        return "[object Object]"
-    return str(value)
-
-
-def _js_number(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    return repr(value)
 
 
 # libuv's wording for the errors a skill or context file read can hit (Node prints these).

@@ -2,7 +2,7 @@
 
 COMPATIBILITY FORMAT, NOT OUR PROSE: every string below is compared byte for byte with pi's own
 ``buildSystemPrompt``/``formatSkillsForPrompt`` output by the differential oracle
-(``tests/prompt/test_system_prompt_oracle.py``). The acceptance bar is that our prompt equals pi's
+(``tests/prompt/test_system_prompt.py``). The acceptance bar is that our prompt equals pi's
 for the same inputs, so these strings must not be reworded, re-wrapped or "improved". When pi
 changes them, update them here from the oracle's output and nowhere else.
 """

@@ -137,9 +137,22 @@ class SkillLoadResult:
     diagnostics: list[SkillDiagnostic] = field(default_factory=list)
 
 
+_PROC_FD = "/proc/self/fd" if os.path.isdir("/proc/self/fd") and hasattr(os, "O_PATH") else None
+
+
 def canonical_path(path: str) -> str:
-    """pi's ``canonicalizePath``: realpath, or the path itself when that fails."""
+    """pi's ``canonicalizePath``: realpath, or the path itself when that fails.
+
+    On Linux the kernel resolves the path in one ``open(O_PATH)`` + ``readlink`` instead of
+    Python's per-component ``lstat`` walk, which dominated discovery time in deep trees.
+    """
     try:
+        if _PROC_FD is not None:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                return os.readlink(f"{_PROC_FD}/{fd}")
+            finally:
+                os.close(fd)
         return os.path.realpath(path, strict=True)
     except (OSError, ValueError):
         return path

@@ -75,7 +75,7 @@ class WatchdogBackend:
 
         self._handler = _Handler()
         self._observer: Any = observers.Observer()
-        self._watches: dict[tuple[str, bool], Any] = {}
+        self._watches: dict[tuple[str, bool], tuple[Any, tuple[int, int] | None]] = {}
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -93,19 +93,31 @@ class WatchdogBackend:
         targets = {(path, rec) for path, rec in targets if rec or path not in recursive}
         added: list[tuple[str, bool]] = []
         with self._lock:
-            for key in set(self._watches) - targets:
-                watch = self._watches.pop(key)
+            # A directory deleted and re-created keeps its path but not its inotify watch.
+            stale = {key for key, (_, identity) in self._watches.items() if _identity(key[0]) != identity}
+            for key in (set(self._watches) - targets) | stale:
+                watch, _ = self._watches.pop(key)
                 with contextlib.suppress(KeyError, OSError):
                     self._observer.unschedule(watch)
             for key in sorted(targets - set(self._watches)):
                 path, rec = key
+                identity = _identity(path)
                 try:
-                    self._watches[key] = self._observer.schedule(self._handler, path, recursive=rec)
+                    watch = self._observer.schedule(self._handler, path, recursive=rec)
                 except OSError as error:
                     log.warning("cannot watch %s: %s", path, error)
                     continue
+                self._watches[key] = (watch, identity)
                 added.append(key)
         return added
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        result = os.stat(path)
+    except OSError:
+        return None
+    return (result.st_dev, result.st_ino)
 
 
 Snapshot = dict[str, tuple[int, int, int, int]]

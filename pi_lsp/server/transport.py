@@ -11,7 +11,6 @@ Framing is LSP's (``Content-Length`` headers) for stdio and TCP; each WebSocket 
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
 import os
@@ -23,6 +22,8 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 import orjson
 
 if TYPE_CHECKING:
+    import asyncio
+
     from pi_lsp.server.app import PiLanguageServer
     from pi_lsp.service.sessions import PiService
 
@@ -56,6 +57,8 @@ def read_frame(stream: _LineReader) -> bytes | None:
 
 
 async def read_frame_async(reader: asyncio.StreamReader) -> bytes | None:
+    import asyncio
+
     length: int | None = None
     while True:
         line = await reader.readline()
@@ -164,6 +167,8 @@ class _StdoutWriter:
 
 def serve_stdio() -> int:
     """Serve one editor over stdin/stdout until ``exit`` or end of input; returns the exit code."""
+    import asyncio
+
     stdin = FdReader(sys.stdin.fileno())
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but protocol messages may reach the real stdout
@@ -184,6 +189,8 @@ def serve_stdio() -> int:
 
 
 async def _stdio_main(stdin: FdReader, writer: _StdoutWriter, first: bytes | None, answered: Any) -> int:
+    import asyncio
+
     from pi_lsp.server.app import create_language_server
     from pi_lsp.service.sessions import PiService
 
@@ -237,6 +244,8 @@ async def _connection(
     next_body: Callable[[], Awaitable[bytes | None]],
 ) -> None:
     """Run one TCP/WebSocket connection until it closes or sends ``exit``."""
+    import asyncio
+
     from pi_lsp.server.app import create_language_server
 
     server, client = create_language_server(service)
@@ -261,12 +270,16 @@ async def _connection(
 
 
 def serve_tcp(address: str) -> int:
+    import asyncio
+
     host, port = _split_address(address)
     _import_server()
     return asyncio.run(_tcp_main(host, port))
 
 
 async def _tcp_main(host: str, port: int) -> int:
+    import asyncio
+
     from pi_lsp.service.sessions import PiService
 
     service = PiService()
@@ -307,6 +320,8 @@ class _WebSocketWriter:
 
 def serve_ws(address: str) -> int:
     """WebSocket transport; needs the optional ``websockets`` package (pygls' ``ws`` extra)."""
+    import asyncio
+
     host, port = _split_address(address)
     try:
         websockets_server = importlib.import_module("websockets.asyncio.server")
@@ -319,6 +334,7 @@ def serve_ws(address: str) -> int:
 
 
 async def _ws_main(host: str, port: int, serve: Any, connection_closed: type[Exception]) -> int:
+
     from pi_lsp.service.sessions import PiService
 
     service = PiService()

@@ -49,7 +49,12 @@ def js_number(value: float) -> str:
     """``String(value)`` for a finite float: shortest digits, JS's fixed/exponent thresholds."""
     if value == 0:
         return "0"
-    sign, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
+    text = repr(value)
+    if "e" not in text and "n" not in text:
+        # Python writes 1e-4 <= |value| < 1e16 in fixed notation with the same shortest digits
+        # as JS (which keeps fixed notation up to 1e21); only an integral value's ".0" differs.
+        return text[:-2] if text.endswith(".0") else text
+    sign, digit_tuple, exponent = Decimal(text).as_tuple()
     assert isinstance(exponent, int)
     digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
     exponent += len("".join(map(str, digit_tuple))) - len(digits)
@@ -75,26 +80,30 @@ def _js_number_form(value: Any) -> Any:
             return None
         return orjson.Fragment(js_number(value))
     if isinstance(value, dict):
-        return {key: _js_number_form(item) for key, item in value.items()}
+        # Only containers holding a float are copied; everything else is passed through as is.
+        changed: dict[Any, Any] | None = None
+        for key, item in value.items():
+            form = _js_number_form(item)
+            if form is not item:
+                if changed is None:
+                    changed = dict(value)
+                changed[key] = form
+        return value if changed is None else changed
     if isinstance(value, list):
-        return [_js_number_form(item) for item in value]
+        copy: list[Any] | None = None
+        for index, item in enumerate(value):
+            form = _js_number_form(item)
+            if form is not item:
+                if copy is None:
+                    copy = list(value)
+                copy[index] = form
+        return value if copy is None else copy
     return value
-
-
-def _has_float(value: Any) -> bool:
-    if isinstance(value, float):
-        return True
-    if isinstance(value, dict):
-        return any(_has_float(item) for item in value.values())
-    if isinstance(value, list):
-        return any(_has_float(item) for item in value)
-    return False
 
 
 def dumps_compact(value: Any) -> bytes:
     """``JSON.stringify(value)`` as UTF-8 bytes (no trailing newline)."""
-    if _has_float(value):
-        value = _js_number_form(value)
+    value = _js_number_form(value)
     try:
         return orjson.dumps(value)
     except TypeError:

@@ -199,7 +199,11 @@ class EntryRecord:
         """A one-line text preview (at most ``PREVIEW_CHARS``), or None; computed on first use."""
         value = self._preview
         if value is ...:
-            value = self._preview = _preview(self.entry())
+            if self._head is not None:  # a canonical message line: only the message matters
+                value = _preview({"type": "message", "message": self.message()})
+            else:
+                value = _preview(self.entry())
+            self._preview = value
         return value
 
     @preview.setter

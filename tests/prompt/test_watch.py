@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,7 +28,9 @@ QUIET = 0.35
 BACKENDS = [
     pytest.param(
         "watchdog",
-        marks=pytest.mark.skipif(not watchdog_available(), reason="optional package watchdog is not installed"),
+        marks=pytest.mark.skipif(
+            not watchdog_available(), reason="optional package watchdog is not installed"
+        ),
     ),
     "poll",
 ]
@@ -71,7 +74,9 @@ def workspace(tmp_path: Path) -> Tree:
 
 
 @pytest.fixture(params=BACKENDS)
-def watched(request: pytest.FixtureRequest, workspace: Tree) -> Iterator[tuple[PromptWatcher, Recorder, Tree]]:
+def watched(
+    request: pytest.FixtureRequest, workspace: Tree
+) -> Iterator[tuple[PromptWatcher, Recorder, Tree]]:
     recorder = Recorder()
     watcher = PromptWatcher(
         recorder, agent_dir=workspace.path("agent"), home=workspace.path("home"), backend=request.param
@@ -95,11 +100,10 @@ def test_agents_md_create_edit_delete(watched: tuple[PromptWatcher, Recorder, Tr
 def test_a_burst_of_writes_is_one_callback(watched: tuple[PromptWatcher, Recorder, Tree]) -> None:
     _, recorder, tree = watched
 
-    def burst() -> None:
+    def burst() -> None:  # what an editor's save or a `git checkout` looks like: quick successive writes
         for index in range(5):
             tree.write("ws/CLAUDE.md", f"version {index}")  # an ancestor of the cwd
             tree.write("ws/proj/CLAUDE.MD", f"version {index}")
-            time.sleep(0.01)
 
     [(_, paths)] = recorder.expect(burst)
     assert paths == sorted([tree.path("ws/CLAUDE.md"), tree.path("ws/proj/CLAUDE.MD")])
@@ -113,9 +117,24 @@ def test_new_skill_in_new_directories(watched: tuple[PromptWatcher, Recorder, Tr
     assert paths == [tree.path("ws/proj/.pi/skills/fresh/deeper/SKILL.md")]
 
 
+def test_skill_root_deleted_and_recreated(watched: tuple[PromptWatcher, Recorder, Tree]) -> None:
+    _, recorder, tree = watched
+    recorder.expect(lambda: tree.skill("ws/proj/.pi/skills/old", "Old."))
+
+    def replace_root() -> None:  # same path, new directory: the old native watch is dead
+        shutil.rmtree(tree.path("ws/proj/.pi/skills"))
+        os.makedirs(tree.path("ws/proj/.pi/skills"))
+
+    assert tree.path("ws/proj/.pi/skills/old/SKILL.md") in recorder.expect(replace_root)[0][1]
+    [(_, paths)] = recorder.expect(lambda: tree.skill("ws/proj/.pi/skills/new", "New."))
+    assert paths == [tree.path("ws/proj/.pi/skills/new/SKILL.md")]
+
+
 def test_agent_dir_and_home_outside_the_workspace(watched: tuple[PromptWatcher, Recorder, Tree]) -> None:
     _, recorder, tree = watched
-    assert recorder.expect(lambda: tree.write("agent/AGENTS.md", "global"))[0][1] == [tree.path("agent/AGENTS.md")]
+    assert recorder.expect(lambda: tree.write("agent/AGENTS.md", "global"))[0][1] == [
+        tree.path("agent/AGENTS.md")
+    ]
     assert recorder.expect(lambda: tree.write("agent/APPEND_SYSTEM.md", "x"))[0][1] == [
         tree.path("agent/APPEND_SYSTEM.md")
     ]
@@ -200,7 +219,11 @@ async def test_loop_mode_runs_on_the_loop_and_awaits_coroutines(workspace: Tree,
         await asyncio.sleep(0.1)
         workspace.write("ws/proj/.pi/SYSTEM.md", "custom")
         cwd, paths, on_loop = await asyncio.wait_for(seen.get(), WAIT)
-        assert (cwd, paths, on_loop) == (workspace.path("ws/proj"), [workspace.path("ws/proj/.pi/SYSTEM.md")], True)
+        assert (cwd, paths, on_loop) == (
+            workspace.path("ws/proj"),
+            [workspace.path("ws/proj/.pi/SYSTEM.md")],
+            True,
+        )
         await asyncio.sleep(QUIET)
         assert seen.empty()
     finally:

@@ -143,3 +143,15 @@ async def test_active_session_and_close(client: LanguageClient, tmp_path: Path) 
     unknown = await call_error(client, "pi/getSessionState", {"session": first["sessionId"]})
     assert unknown.code == -32001 and first["sessionId"] in unknown.message
     assert (await call_error(client, "pi/closeSession", {"session": "nope"})).code == -32001
+
+
+async def test_configuration_changes_apply_to_new_sessions(client: LanguageClient, tmp_path: Path) -> None:
+    from lsprotocol import types
+
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"pi": {"sessionDir": str(tmp_path / "configured")}})
+    )
+    state = await call(client, "pi/newSession", {})
+    assert Path(state["file"]).parent == tmp_path / "configured"
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"other": 1}))
+    assert Path((await call(client, "pi/newSession", {}))["file"]).parent == tmp_path / "configured"
