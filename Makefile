@@ -26,7 +26,7 @@ demo: setup
 	$(BIN)/pi-lsp demo
 
 test: setup oracle
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 
 test-fast: setup
 	$(BIN)/pytest -q -x -m "not slow"

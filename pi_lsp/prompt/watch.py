@@ -28,7 +28,13 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
 from pi_lsp.agent_dir import agent_dir as default_agent_dir
-from pi_lsp.prompt.watch_backends import Backend, PollingBackend, WatchdogBackend, watchdog_available
+from pi_lsp.prompt.watch_backends import (
+    Applied,
+    Backend,
+    PollingBackend,
+    WatchdogBackend,
+    watchdog_available,
+)
 from pi_lsp.prompt.watch_plan import WatchPlan, plan_watch
 
 __all__ = ["ChangeCallback", "PromptWatcher"]
@@ -130,13 +136,26 @@ class PromptWatcher:
             for cwd, plan in plans.items():
                 if cwd in self._plans:
                     self._plans[cwd] = plan
-        self._apply()
+        self._report_existing(self._apply().replaced)
 
-    def _apply(self) -> list[tuple[str, bool]]:
+    def _report_existing(self, directories: Sequence[tuple[str, bool]]) -> None:
+        """Report the inputs inside directories whose earlier contents we could not have seen."""
+        with self._lock:
+            plans = list(self._plans.values())
+        found = [
+            p
+            for directory, rec in directories
+            for plan in plans
+            for p in plan.existing_inputs(directory, rec)
+        ]
+        if found:
+            self._ingest(found, False)
+
+    def _apply(self) -> Applied:
         with self._lock:
             plans = list(self._plans.values())
             running = self._running
-        return self._backend.apply(plans) if running else []
+        return self._backend.apply(plans) if running else Applied()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -189,14 +208,8 @@ class PromptWatcher:
     def _catch_up(self) -> None:
         """A directory on the way to a watched location appeared: watch it now (on the worker
         thread, never the backend's), and report inputs written into it before the watch existed."""
-        with self._lock:
-            plans = list(self._plans.values())
-        found: list[str] = []
-        for directory, recursive in self._apply():
-            for plan in plans:
-                found.extend(plan.existing_inputs(directory, recursive))
-        if found:
-            self._ingest(found, False)
+        applied = self._apply()
+        self._report_existing([*applied.added, *applied.replaced])
 
     def _ingest(self, paths: Sequence[str], is_dir: bool | None) -> None:
         now = time.monotonic()

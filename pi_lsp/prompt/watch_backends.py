@@ -15,13 +15,27 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_lsp.prompt.watch_plan import WatchPlan, iter_tree_files
 
-__all__ = ["Backend", "PollingBackend", "Sink", "WatchdogBackend", "watchdog_available"]
+__all__ = ["Applied", "Backend", "PollingBackend", "Sink", "WatchdogBackend", "watchdog_available"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """Directories (with their recursive flag) that got a watch in one ``apply``.
+
+    ``replaced`` are watches re-created because their directory was deleted and made again:
+    whatever is in them now was never seen. ``added`` are first watches (new plan entries).
+    """
+
+    added: list[tuple[str, bool]] = field(default_factory=list)
+    replaced: list[tuple[str, bool]] = field(default_factory=list)
+
 
 Sink = Callable[[Sequence[str], "bool | None", str], None]
 """``sink(paths, is_dir, event_type)``; ``event_type`` is created/modified/deleted/moved/changed."""
@@ -36,8 +50,8 @@ class Backend(Protocol):
 
     def stop(self) -> None: ...
 
-    def apply(self, plans: Sequence[WatchPlan]) -> list[tuple[str, bool]]:
-        """Watch what ``plans`` need; returns the directories newly watched."""
+    def apply(self, plans: Sequence[WatchPlan]) -> Applied:
+        """Watch what ``plans`` need; says which directories got a new native watch."""
         ...
 
 
@@ -85,16 +99,22 @@ class WatchdogBackend:
         self._observer.stop()
         self._observer.join(timeout=5)
 
-    def apply(self, plans: Sequence[WatchPlan]) -> list[tuple[str, bool]]:
+    def apply(self, plans: Sequence[WatchPlan]) -> Applied:
         targets: set[tuple[str, bool]] = set()
         for plan in plans:
             targets |= plan.watch_dirs()
         recursive = {path for path, rec in targets if rec}
         targets = {(path, rec) for path, rec in targets if rec or path not in recursive}
-        added: list[tuple[str, bool]] = []
+        applied = Applied()
         with self._lock:
-            # A directory deleted and re-created keeps its path but not its inotify watch.
-            stale = {key for key, (_, identity) in self._watches.items() if _identity(key[0]) != identity}
+            # A watched directory that was deleted (and maybe re-created under the same path, even
+            # the same inode number) has lost its native watch: watchdog stops that emitter.
+            live = {emitter.watch for emitter in self._observer.emitters if emitter.should_keep_running()}
+            stale = {
+                key
+                for key, (watch, identity) in self._watches.items()
+                if watch not in live or _identity(key[0]) != identity
+            }
             for key in (set(self._watches) - targets) | stale:
                 watch, _ = self._watches.pop(key)
                 with contextlib.suppress(KeyError, OSError):
@@ -108,8 +128,8 @@ class WatchdogBackend:
                     log.warning("cannot watch %s: %s", path, error)
                     continue
                 self._watches[key] = (watch, identity)
-                added.append(key)
-        return added
+                (applied.replaced if key in stale else applied.added).append(key)
+        return applied
 
 
 def _identity(path: str) -> tuple[int, int] | None:
@@ -171,10 +191,10 @@ class PollingBackend:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def apply(self, plans: Sequence[WatchPlan]) -> list[tuple[str, bool]]:
+    def apply(self, plans: Sequence[WatchPlan]) -> Applied:
         with self._lock:
             self._plans = tuple(plans)
-        return []
+        return Applied()
 
     def _run(self) -> None:
         with self._lock:
