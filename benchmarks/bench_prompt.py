@@ -58,8 +58,10 @@ def build_tree(root: Path, skills: int = 100, context_files: int = 20) -> tuple[
         skill_dir = level / ".pi" / "skills" / f"skill-{index:03d}"
         skill_dir.mkdir(parents=True)
         (skill_dir / "SKILL.md").write_text(
-            f"---\nname: skill-{index:03d}\ndescription: Does task number {index} <carefully> & well.\n---\n\n"
-            + "Step by step instructions.\n" * 20
+            f"---\nname: skill-{index:03d}\n"
+            f"description: Does task number {index} <carefully> & well.\n---\n\n"
+            + "Step by step instructions.\n"
+            * 20
         )
     return str(level), str(agent), str(home)
 
@@ -194,7 +196,8 @@ def main() -> None:
     for name, stats in report["rebuild"].items():
         print(
             f"  {name:9s} median {stats['median_ms']:7.1f} ms  p95 {stats['p95_ms']:7.1f} ms"
-            f"  ({stats['skills']} skills, {stats['context_files']} context files, {stats['prompt_tokens']} tokens)"
+            f"  ({stats['skills']} skills, {stats['context_files']} context files,"
+            f" {stats['prompt_tokens']} tokens)"
         )
     if report["pi"] is not None:
         stats = report["pi"]

@@ -58,7 +58,7 @@ def register_secret(secret: str | None) -> None:
 
 def scrub(text: str) -> str:
     """``text`` with known credentials and anything key-shaped replaced by ``[redacted]``."""
-    for secret in _SECRETS:
+    for secret in tuple(_SECRETS):
         if secret in text:
             text = text.replace(secret, "[redacted]")
     text = _KEY_PATTERN.sub("[redacted]", text)

@@ -208,8 +208,13 @@ class PromptWatcher:
     def _catch_up(self) -> None:
         """A directory on the way to a watched location appeared: watch it now (on the worker
         thread, never the backend's), and report inputs written into it before the watch existed."""
-        applied = self._apply()
-        self._report_existing([*applied.added, *applied.replaced])
+        watched: list[tuple[str, bool]] = []
+        for _ in range(16):  # deeper directories may appear while we add watches: repeat until stable
+            applied = self._apply()
+            if not applied.added and not applied.replaced:
+                break
+            watched.extend([*applied.added, *applied.replaced])
+        self._report_existing(watched)
 
     def _ingest(self, paths: Sequence[str], is_dir: bool | None) -> None:
         now = time.monotonic()

@@ -88,12 +88,17 @@ class WatchdogBackend:
                 sink(paths, bool(event.is_directory), kind)
 
         self._handler = _Handler()
-        self._observer: Any = observers.Observer()
+        self._observer_class: Any = observers.Observer
+        self._observer: Any = self._observer_class()
         self._watches: dict[tuple[str, bool], tuple[Any, tuple[int, int] | None]] = {}
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        self._observer.start()
+        with self._lock:
+            if self._observer.ident is not None:  # a stopped observer thread cannot be restarted
+                self._observer = self._observer_class()
+                self._watches.clear()
+            self._observer.start()
 
     def stop(self) -> None:
         self._observer.stop()

@@ -80,7 +80,7 @@ async def close_session(ctx: Context, p: Params) -> Any:
 
 async def append_entry(ctx: Context, p: Params) -> Any:
     entry = p.obj("entry")
-    return await ctx.service.call(ctx.client, p.session(), ops.append_entry, entry, writes=True)
+    return await ctx.service.append_entry(ctx.client, p.session(), entry)
 
 
 async def get_entry(ctx: Context, p: Params) -> Any:

@@ -88,6 +88,13 @@ def from_exception(error: BaseException) -> PiError | None:
 
 _KEY_PATTERN = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}")
 SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+_SECRETS: set[str] = set()
+
+
+def add_secret(value: str) -> None:
+    """Redact ``value`` from now on too (a key read from pi's auth file rather than the env)."""
+    if value and len(value) >= 8:
+        _SECRETS.add(value)
 
 
 def redact(text: str) -> str:
@@ -95,5 +102,8 @@ def redact(text: str) -> str:
     for name in SECRET_ENV_VARS:
         value = os.environ.get(name)
         if value and len(value) >= 8 and value in text:
+            text = text.replace(value, "[redacted]")
+    for value in tuple(_SECRETS):
+        if value in text:
             text = text.replace(value, "[redacted]")
     return _KEY_PATTERN.sub("[redacted]", text)

@@ -31,6 +31,8 @@ T = TypeVar("T")
 
 # Filled in by the compaction wiring: returns the protocol's ContextUsage for a built context.
 ContextUsageHook = Callable[[SessionManager, ContextView, Settings], dict[str, Any]]
+# Called (on the event loop) after each pi/appendEntry with the client, the session and the result.
+AppendListener = Callable[[Client, OpenSession, dict[str, Any]], None]
 
 
 class PiService:
@@ -41,7 +43,11 @@ class PiService:
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pi-lsp-session")
         self.watcher = FileWatcher(self._external_change, watch_interval)
         self.context_usage: ContextUsageHook | None = None
+        self.append_listeners: list[AppendListener] = []
         self._open_locks: dict[str, asyncio.Lock] = {}
+        from pi_lsp.service.compaction import CompactionService
+
+        self.compaction = CompactionService(self)  # installs context_usage and an append listener
 
     # ------------------------------------------------------------------ clients
 
@@ -55,6 +61,7 @@ class PiService:
         self.registry.clients.discard(client)
 
     async def close(self) -> None:
+        await self.compaction.aclose()
         await self.watcher.close()
         self.executor.shutdown(wait=True)
 
@@ -85,6 +92,19 @@ class PiService:
         result, change = await self.run(session, lambda: op(session.manager, *args), writes=writes)
         if change is not None:
             self.emit(session, change)
+        return result
+
+    async def append_entry(self, client: Client, session_id: str | None, entry: dict[str, Any]) -> Any:
+        """``pi/appendEntry``, then the append listeners (auto-compaction checks)."""
+        session = self.registry.resolve(client, session_id)
+        result, change = await self.run(session, lambda: ops.append_entry(session.manager, entry), writes=True)
+        if change is not None:
+            self.emit(session, change)
+        for listener in self.append_listeners:
+            try:
+                listener(client, session, result)
+            except Exception:
+                log.exception("append listener failed")
         return result
 
     def emit(self, session: OpenSession, change: ops.Change) -> None:

@@ -149,7 +149,7 @@ def test_nested_mapping_errors_match_pi_except_position(pi_oracle: PiOracle, tmp
 
 
 def _compare_resources(oracle: PiOracle, cwd: str, agent: str, home: str) -> dict[str, Any]:
-    expected = oracle.result("resources", cwd=cwd, agentDir=agent, home=home)
+    expected: dict[str, Any] = oracle.result("resources", cwd=cwd, agentDir=agent, home=home)
     ours = discover_skills(cwd, agent, home=home)
     assert [s.to_json() for s in ours.skills] == expected["skills"]
     assert [d.to_json() for d in ours.diagnostics] == expected["skillDiagnostics"]
@@ -175,6 +175,19 @@ def test_app_level_with_shared_fixtures_matches_pi(pi_oracle: PiOracle, tmp_path
     copy_fixtures(COLLISION_FIXTURES / "second", tmp_path / "home" / ".agents" / "skills")
     copy_fixtures(SKILL_FIXTURES / "nested", cwd / ".agents" / "skills")
     _compare_resources(pi_oracle, str(cwd), str(tmp_path / "agent"), str(tmp_path / "home"))
+
+
+def test_extra_paths_come_last_like_pi_skill_flag(pi_oracle: PiOracle, tmp_path: Path) -> None:
+    tree = Tree(tmp_path)
+    tree.skill("proj/.pi/skills/cal", "Project calendar.")
+    tree.skill("extra/cal", "Extra calendar loses.")
+    single = tree.write("extra2/single.md", "---\ndescription: One file.\n---\n")
+    cwd, agent, home = tree.path("proj"), tree.path("agent"), tree.path("home")
+    extra = [tree.path("extra"), "missing-relative-dir", single]
+    expected = pi_oracle.result("resources", cwd=cwd, agentDir=agent, home=home, additionalSkillPaths=extra)
+    ours = discover_skills(cwd, agent, home=home, extra_paths=extra)
+    assert [s.to_json() for s in ours.skills] == expected["skills"]
+    assert [d.to_json() for d in ours.diagnostics] == expected["skillDiagnostics"]
 
 
 def test_app_level_symlink_loop_differs_only_in_path_and_warning(pi_oracle: PiOracle, tmp_path: Path) -> None:

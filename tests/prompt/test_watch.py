@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -127,7 +128,7 @@ def test_skill_root_deleted_and_recreated(watched: tuple[PromptWatcher, Recorder
 
     assert tree.path("ws/proj/.pi/skills/old/SKILL.md") in recorder.expect(replace_root)[0][1]
     [(_, paths)] = recorder.expect(lambda: tree.skill("ws/proj/.pi/skills/new", "New."))
-    assert paths == [tree.path("ws/proj/.pi/skills/new/SKILL.md")]
+    assert tree.path("ws/proj/.pi/skills/new/SKILL.md") in paths
 
 
 def test_agent_dir_and_home_outside_the_workspace(watched: tuple[PromptWatcher, Recorder, Tree]) -> None:
@@ -199,10 +200,15 @@ def test_callbacks_run_on_the_worker_thread_and_stop_is_final(
     assert recorder.threads[0] is not threading.main_thread()
     watcher.stop()
     recorder.expect(lambda: tree.write("ws/proj/AGENTS.md", "y"), calls=0)
+    watcher.start()  # a stopped watcher can be started again
+    time.sleep(0.1)
+    recorder.expect(lambda: tree.write("ws/proj/AGENTS.md", "z"))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_loop_mode_runs_on_the_loop_and_awaits_coroutines(workspace: Tree, backend: str) -> None:
+async def test_loop_mode_runs_on_the_loop_and_awaits_coroutines(
+    workspace: Tree, backend: Literal["watchdog", "poll"]
+) -> None:
     loop = asyncio.get_running_loop()
     seen: asyncio.Queue[tuple[str, list[str], bool]] = asyncio.Queue()
 

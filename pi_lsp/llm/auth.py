@@ -1,0 +1,80 @@
+"""The Anthropic API key: ``$ANTHROPIC_API_KEY``, else pi's credential file ``<agentDir>/auth.json``.
+
+pi stores credentials per provider in ``auth.json``::
+
+    {"anthropic": {"type": "api_key", "key": "sk-ant-..."}}
+
+where ``key`` is either the key itself or the name of an environment variable holding it (pi's
+``resolveConfigValue``). pi also accepts ``"!command"`` keys (run through a shell) and OAuth
+logins (``"type": "oauth"``); this server runs no shell commands from configuration and does not
+speak Anthropic's OAuth flow, so those entries are skipped with a log line.
+
+The key found is registered as a secret, so it is redacted from every log record and error text.
+It is never logged, echoed or written anywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import orjson
+
+from pi_lsp.agent_dir import agent_dir
+
+log = logging.getLogger(__name__)
+
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+AUTH_FILE = "auth.json"
+PROVIDER = "anthropic"
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str, *args: object) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        log.warning(message, *args)
+
+
+def _register(key: str) -> str:
+    from pi_lsp.llm.anthropic_client import register_secret
+    from pi_lsp.service.errors import add_secret
+
+    register_secret(key)
+    add_secret(key)
+    return key
+
+
+def key_from_auth_file(path: Path) -> str | None:
+    """The Anthropic key stored in a pi ``auth.json``, or None."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, orjson.JSONDecodeError) as error:
+        _warn_once(str(path), "ignoring %s: %s", path, type(error).__name__)
+        return None
+    credential = data.get(PROVIDER) if isinstance(data, dict) else None
+    if not isinstance(credential, dict):
+        return None
+    kind = credential.get("type")
+    if kind == "oauth":
+        _warn_once(f"{path}:oauth", "%s holds an Anthropic OAuth login, which pi-lsp cannot use", path)
+        return None
+    value = credential.get("key")
+    if kind != "api_key" or not isinstance(value, str) or not value.strip():
+        return None
+    value = value.strip()
+    if value.startswith("!"):
+        _warn_once(f"{path}:command", "%s: command-based keys are not run by pi-lsp", path)
+        return None
+    return os.environ.get(value) or value
+
+
+def anthropic_api_key(directory: Path | None = None) -> str | None:
+    """``$ANTHROPIC_API_KEY``, else the key in ``<agentDir>/auth.json``; None when neither exists."""
+    key = os.environ.get(API_KEY_ENV, "").strip()
+    if not key:
+        key = key_from_auth_file((directory or agent_dir()) / AUTH_FILE) or ""
+    return _register(key) if key else None

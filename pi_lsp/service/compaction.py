@@ -1,0 +1,820 @@
+"""Compaction for open sessions: context usage, dry runs, summaries, branch summaries, auto-compaction.
+
+The domain lives in :mod:`pi_lsp.compaction` (what to summarise, token counts) and
+:mod:`pi_lsp.llm` (writing the summary); this module runs it on open sessions the way pi's
+``AgentSession`` does, without knowing about pygls:
+
+* **usage** — ``pi/buildContext`` reports pi's ``getContextUsage`` for the requested leaf, counted
+  with the configured tokenizer and remembered per session in a :class:`TokenCache`. Only the part
+  of the branch after the last assistant usage is looked at, so the cost does not grow with the
+  session.
+* **prepare / compact** — prepared under the session's lock, summarised outside it (one long
+  operation per session: a second gets SessionBusy), then appended under the lock. Any failure,
+  cancellation or conflicting change leaves the session, and its file, exactly as they were.
+* **auto-compaction** — after an assistant message is appended through ``pi/appendEntry``, pi's
+  ``_checkCompaction`` decides (threshold, context overflow with one recovery, stale-usage guard)
+  and the compaction runs in the background, announced by ``pi/compactionStarted`` /
+  ``pi/compactionEnded``. The server does not run the agent loop, so "retry after overflow" is
+  left to the client: the end notification carries ``willRetry: true``.
+* **branch summaries** — ``pi/navigate`` with ``summarize`` summarises the abandoned branch and
+  appends the ``branch_summary`` (pi's ``navigateTree``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import importlib
+import logging
+import threading
+import weakref
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from pi_lsp.compaction.overflow import is_context_overflow
+from pi_lsp.compaction.prepare import CompactionPreparation, CompactionSettings, prepare_compaction
+from pi_lsp.compaction.tokenizers import EstimateTokenizer, Tokenizer, TokenizerUnavailable, make_tokenizer
+from pi_lsp.compaction.tokens import (
+    ContextUsage,
+    TokenCache,
+    UsageSettings,
+    assistant_usage,
+    calculate_context_tokens,
+    context_entries,
+    context_usage_for_path,
+    estimate_path_context_tokens,
+    should_compact,
+)
+from pi_lsp.service import entries as ops
+from pi_lsp.service import navigate as nav
+from pi_lsp.service.errors import (
+    INTERNAL_ERROR,
+    ModelError,
+    NothingToCompact,
+    PiError,
+    SessionBusy,
+    SessionNotFound,
+    from_exception,
+    redact,
+)
+from pi_lsp.service.registry import Client, OpenSession
+from pi_lsp.service.settings import Settings
+from pi_lsp.session import SessionManager
+from pi_lsp.session.context import iso_to_ms
+from pi_lsp.session.records import EntryRecord
+from pi_lsp.session.view import ContextView
+
+if TYPE_CHECKING:
+    from pi_lsp.llm.anthropic_client import RetryPolicy
+    from pi_lsp.llm.summarizer import Summarizer
+    from pi_lsp.service.sessions import PiService
+
+log = logging.getLogger(__name__)
+
+OVERFLOW_EXHAUSTED: Final = (
+    "Context overflow recovery failed after one compact-and-retry attempt. "
+    "Try reducing context or switching to a larger-context model."
+)
+DEFAULT_TIMEOUT_S: Final = 600.0
+_MISSING: Final = object()
+
+
+# ------------------------------------------------------------------------------------ entries
+
+
+class RecordEntry(Mapping[str, Any]):
+    """A stored entry seen as a read-only dict, parsed only when a field beyond the basics is read.
+
+    The compaction domain works on entry mappings; most of what it reads on most entries (type,
+    id, parent, timestamp) is already on the :class:`EntryRecord`, so whole branches can be handed
+    over without parsing every line.
+    """
+
+    __slots__ = ("_entry", "_message", "record")
+
+    def __init__(self, record: EntryRecord) -> None:
+        self.record = record
+        self._entry: dict[str, Any] | None = None
+        self._message: Any = _MISSING
+
+    def _full(self) -> dict[str, Any]:
+        if self._entry is None:
+            self._entry = self.record.entry()
+        return self._entry
+
+    def get(self, key: str, default: Any = None) -> Any:
+        record = self.record
+        if key == "type" and record.type:
+            return record.type
+        if key == "id" and record.id is not None:
+            return record.id
+        if key == "parentId" and record.parent_id is not None:
+            return record.parent_id
+        if key == "timestamp" and isinstance(record.timestamp, str):
+            return record.timestamp
+        if key == "message" and record.type == "message":
+            if self._message is _MISSING:
+                message = record.message()
+                self._message = message if message is not None else self._full().get("message", _MISSING)
+            return default if self._message is _MISSING else self._message
+        return self._full().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key, _MISSING) is not _MISSING
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._full())
+
+    def __len__(self) -> int:
+        return len(self._full())
+
+
+def usage_path(path: Sequence[EntryRecord], compaction_index: int) -> list[RecordEntry]:
+    """The smallest sub-path for which ``context_usage_for_path`` gives the full path's answer.
+
+    The answer only depends on the last compaction (the post-compaction rule) and on the context
+    from the last valid assistant usage on: ``[last compaction] + path[last usage:]``. Without any
+    usage after the compaction the answer is "unknown", decided by the compaction alone; without
+    usage and without compaction every message counts and the whole path is needed.
+    """
+    usage_index: int | None = None
+    for index in range(len(path) - 1, compaction_index, -1):
+        record = path[index]
+        if record.type == "message" and record.role == "assistant":
+            message = record.message()
+            if message is not None and assistant_usage(message) is not None:
+                usage_index = index
+                break
+    if compaction_index < 0:
+        chosen: Sequence[EntryRecord] = path if usage_index is None else path[usage_index:]
+        return [RecordEntry(record) for record in chosen]
+    start = usage_index if usage_index is not None else compaction_index + 1
+    return [RecordEntry(path[compaction_index]), *(RecordEntry(record) for record in path[start:])]
+
+
+# ------------------------------------------------------------------------------------ settings
+
+
+def _number(data: Mapping[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
+
+
+def _section(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The settings one compaction uses, read once from the client's settings."""
+
+    context_window: int
+    compaction: CompactionSettings
+    tokenizer: str
+    summarizer: str
+    model: str | None
+    max_retries: int = 3
+    base_delay: float = 2.0
+    max_delay: float = 60.0
+    timeout: float = DEFAULT_TIMEOUT_S
+    branch_reserve_tokens: int = 16384
+
+    @classmethod
+    def from_settings(cls, settings: Settings, keep_recent_tokens: int | None = None) -> RunConfig:
+        """pi's settings: ``compaction.*``, ``retry.{enabled, maxRetries, baseDelayMs}``,
+        ``retry.provider.{maxRetries, maxRetryDelayMs, timeoutMs}``, ``branchSummary.reserveTokens``."""
+        section = settings.compaction
+        raw = settings.as_dict()
+        retry = _section(raw, "retry")
+        provider = _section(retry, "provider")
+        retries = _number(provider, "maxRetries")
+        retries = _number(retry, "maxRetries") if retries is None else retries
+        base = _number(retry, "baseDelayMs")
+        max_delay = _number(provider, "maxRetryDelayMs")
+        max_delay = _number(retry, "maxDelayMs") if max_delay is None else max_delay
+        timeout = _number(provider, "timeoutMs")
+        branch = _number(_section(raw, "branchSummary"), "reserveTokens")
+        return cls(
+            context_window=settings.context_window,
+            compaction=CompactionSettings(
+                enabled=section.enabled,
+                reserve_tokens=section.reserve_tokens,
+                keep_recent_tokens=section.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens,
+            ),
+            tokenizer=settings.tokenizer,
+            summarizer=settings.summarizer,
+            model=section.model or settings.model,
+            max_retries=0 if retry.get("enabled") is False else int(3 if retries is None else retries),
+            base_delay=2.0 if base is None else base / 1000,
+            max_delay=60.0 if max_delay is None else max_delay / 1000,
+            timeout=DEFAULT_TIMEOUT_S if not timeout else timeout / 1000,
+            branch_reserve_tokens=16384 if branch is None else int(branch),
+        )
+
+    def retry_policy(self) -> RetryPolicy:
+        from pi_lsp.llm.anthropic_client import RetryPolicy
+
+        return RetryPolicy(self.max_retries, self.base_delay, self.max_delay)
+
+
+# ------------------------------------------------------------------------------------ progress
+
+
+def notify_now(client: Client, method: str, params: dict[str, Any]) -> None:
+    """Send a notification right away, even from inside a request handler.
+
+    The connection's notifier holds notifications caused by a request until its response is out;
+    progress and compaction events belong *before* the response, so they are sent from a fresh
+    context (scheduled in order with everything else on the loop).
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        client.notify(method, params)
+        return
+    loop.call_soon(_send, client, method, params, context=contextvars.Context())
+
+
+def _send(client: Client, method: str, params: dict[str, Any]) -> None:
+    try:
+        client.notify(method, params)
+    except Exception:
+        log.exception("could not send %s to client %s", method, client.id)
+
+
+class Progress:
+    """``$/progress`` for a request that came with a ``workDoneToken`` (silent without one)."""
+
+    def __init__(self, client: Client | None = None, token: int | str | None = None) -> None:
+        self.client = client
+        self.token = token
+        self.started = False
+        self.ended = False
+
+    def _value(self, value: dict[str, Any]) -> None:
+        if self.client is not None and self.token is not None and not self.ended:
+            notify_now(self.client, "$/progress", {"token": self.token, "value": value})
+
+    def begin(self, title: str, message: str | None = None) -> None:
+        value: dict[str, Any] = {"kind": "begin", "title": title, "cancellable": True}
+        if message:
+            value["message"] = message
+        self._value(value)
+        self.started = True
+
+    def report(self, message: str, percentage: int | None = None) -> None:
+        value: dict[str, Any] = {"kind": "report", "message": message}
+        if percentage is not None:
+            value["percentage"] = percentage
+        self._value(value)
+
+    def end(self, message: str | None = None) -> None:
+        value: dict[str, Any] = {"kind": "end"}
+        if message:
+            value["message"] = message
+        self._value(value)
+        self.ended = True
+
+
+# ------------------------------------------------------------------------------------ state
+
+
+@dataclass
+class SessionCompactionState:
+    """Per open session: token counts seen so far and the overflow-recovery flag."""
+
+    cache: TokenCache = field(default_factory=TokenCache)
+    overflow_attempted: bool = False
+
+
+@dataclass
+class Prepared:
+    """A preparation and what the append step needs to check that nothing moved meanwhile."""
+
+    preparation: CompactionPreparation | None
+    leaf_id: str | None
+    path_length: int
+    last_type: str | None
+    thinking_level: Any
+    model: Mapping[str, Any] | None
+    api_key: str | None
+
+
+@dataclass(frozen=True)
+class Decision:
+    reason: str
+    will_retry: bool = False
+    exhausted: bool = False
+
+
+class CompactionService:
+    """Installed on a :class:`PiService` (``service.compaction``); one per server process."""
+
+    def __init__(self, service: PiService) -> None:
+        self.service = service
+        self._states: weakref.WeakKeyDictionary[SessionManager, SessionCompactionState] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._tokenizers: dict[str, Tokenizer] = {}
+        self._lock = threading.Lock()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        service.context_usage = self.context_usage
+        service.append_listeners.append(self.on_append)
+
+    async def aclose(self) -> None:
+        """Cancel background compactions (server shutdown); nothing half-done is written."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # ------------------------------------------------------------------ helpers
+
+    def state(self, manager: SessionManager) -> SessionCompactionState:
+        with self._lock:
+            state = self._states.get(manager)
+            if state is None:
+                state = self._states[manager] = SessionCompactionState()
+            return state
+
+    def tokenizer(self, name: str) -> Tokenizer:
+        """The named tokenizer (built once); pi's estimate when tiktoken's data is unavailable."""
+        with self._lock:
+            tokenizer = self._tokenizers.get(name)
+            if tokenizer is None:
+                try:
+                    tokenizer = make_tokenizer(name)
+                except (TokenizerUnavailable, ValueError) as error:
+                    log.warning("tokenizer %s unavailable (%s); using pi's estimate", name, error)
+                    tokenizer = EstimateTokenizer()
+                self._tokenizers[name] = tokenizer
+            return tokenizer
+
+    def broadcast(self, session: OpenSession, method: str, params: dict[str, Any]) -> None:
+        for client in self.service.registry.holders(session.id):
+            notify_now(client, method, params)
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(coro, context=contextvars.Context())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ------------------------------------------------------------------ usage
+
+    def context_usage(self, manager: SessionManager, view: ContextView, settings: Settings) -> dict[str, Any]:
+        """``PiService.context_usage``: the ContextUsage of a built context (runs under the lock)."""
+        usage = self.usage_of_view(manager, view, settings.context_window, settings.compaction, settings.tokenizer)
+        return dict(usage)
+
+    def usage_of_view(
+        self,
+        manager: SessionManager,
+        view: ContextView,
+        context_window: int,
+        thresholds: UsageSettings,
+        tokenizer_name: str,
+    ) -> ContextUsage:
+        entries = usage_path(view.path, view.compaction_index)
+        return context_usage_for_path(
+            entries, context_window, thresholds, self.tokenizer(tokenizer_name), self.state(manager).cache
+        )
+
+    # ------------------------------------------------------------------ prepare
+
+    def _prepare_locked(self, manager: SessionManager, config: RunConfig, *, key: bool) -> Prepared:
+        view = manager.context_view()
+        records = view.path
+        entries = [RecordEntry(record) for record in records]
+        preparation = prepare_compaction(entries, config.compaction, self.state(manager).cache)
+        api_key = None
+        if key and config.summarizer != "offline":
+            from pi_lsp.llm.auth import anthropic_api_key
+
+            api_key = anthropic_api_key()
+        return Prepared(
+            preparation,
+            manager.leaf_id,
+            len(records),
+            records[-1].type if records else None,
+            view.thinking_level,
+            view.model,
+            api_key,
+        )
+
+    @staticmethod
+    def _nothing(prepared: Prepared) -> NothingToCompact:
+        if prepared.path_length == 0:
+            return NothingToCompact("nothing to compact: the branch is empty")
+        if prepared.last_type == "compaction":
+            return NothingToCompact("nothing to compact: the branch is already compacted (its last entry is a compaction)")
+        return NothingToCompact("nothing to compact: no messages before the kept region")
+
+    async def prepare(self, client: Client, session_id: str | None, keep_recent_tokens: int | None) -> Any:
+        """``pi/prepareCompaction``: pi's ``prepareCompaction`` on the current branch; writes nothing."""
+        session = self.service.registry.resolve(client, session_id)
+        config = RunConfig.from_settings(client.settings, keep_recent_tokens)
+
+        def run() -> Any:
+            prepared = self._prepare_locked(session.manager, config, key=False)
+            if prepared.preparation is None:
+                raise self._nothing(prepared)
+            return prepared.preparation.summary_view()
+
+        return await self.service.run(session, run, writes=False)
+
+    # ------------------------------------------------------------------ compact
+
+    async def compact(
+        self,
+        client: Client,
+        session_id: str | None,
+        custom_instructions: str | None = None,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        """``pi/compact``: a manual compaction of the current branch."""
+        session = self.service.registry.resolve(client, session_id)
+        config = RunConfig.from_settings(client.settings)
+        return await self.run_compaction(session, config, "manual", custom_instructions, progress)
+
+    async def run_compaction(
+        self,
+        session: OpenSession,
+        config: RunConfig,
+        reason: str,
+        custom_instructions: str | None = None,
+        progress: Progress | None = None,
+        *,
+        will_retry: bool = False,
+    ) -> dict[str, Any]:
+        """One compaction with its ``pi/compactionStarted`` / ``pi/compactionEnded`` events.
+
+        Raises the protocol error (NothingToCompact, ModelError, ...) or CancelledError; in every
+        such case nothing was written.
+        """
+        progress = progress or Progress()
+        with session.exclusive("compaction"):
+            self.broadcast(session, "pi/compactionStarted", {"sessionId": session.id, "reason": reason})
+            progress.begin("Compacting session", "preparing")
+            try:
+                result = await self._compact(session, config, custom_instructions, progress)
+            except asyncio.CancelledError:
+                progress.end("cancelled; nothing was written")
+                self._ended(session, reason, aborted=True)
+                raise
+            except BaseException as error:
+                mapped = from_exception(error) if isinstance(error, Exception) else None
+                progress.end("failed; nothing was written")
+                if reason != "manual" and isinstance(mapped, NothingToCompact):
+                    self._ended(session, reason)  # as pi: an automatic run with nothing to do ends quietly
+                else:
+                    self._ended(session, reason, error=error, mapped=mapped)
+                raise
+            progress.end(f"compacted: {result['tokensBefore']} → {result['tokensAfter']} tokens")
+            self._ended(session, reason, result=result, will_retry=will_retry)
+        self.service.emit(session, ops.Change("compaction", [result["entryId"]]))
+        return result
+
+    def _ended(
+        self,
+        session: OpenSession,
+        reason: str,
+        *,
+        result: dict[str, Any] | None = None,
+        error: BaseException | None = None,
+        mapped: PiError | None = None,
+        aborted: bool = False,
+        will_retry: bool = False,
+        message: str | None = None,
+    ) -> None:
+        params: dict[str, Any] = {"sessionId": session.id, "reason": reason}
+        if result is not None:
+            params["result"] = result
+        if error is not None or message is not None:
+            if message is None:
+                text = mapped.message if mapped is not None else f"{type(error).__name__}: {error}"
+                prefix = {
+                    "manual": "Compaction failed: ",
+                    "overflow": "Context overflow recovery failed: ",
+                }.get(reason, "Auto-compaction failed: ")
+                message = prefix + text
+            params["error"] = redact(message)
+            params["errorCode"] = mapped.code if mapped is not None else INTERNAL_ERROR
+            if mapped is not None and mapped.data is not None:
+                params["errorData"] = mapped.data
+        params["aborted"] = aborted
+        params["willRetry"] = will_retry
+        self.broadcast(session, "pi/compactionEnded", params)
+
+    async def _compact(
+        self,
+        session: OpenSession,
+        config: RunConfig,
+        custom_instructions: str | None,
+        progress: Progress,
+    ) -> dict[str, Any]:
+        from pi_lsp.llm import ModelError as LlmModelError
+        from pi_lsp.llm import NothingToCompactError
+        from pi_lsp.llm import compact as summarise
+
+        manager = session.manager
+        prepared = await self.service.run(
+            session, lambda: self._prepare_locked(manager, config, key=True), writes=False
+        )
+        preparation = prepared.preparation
+        if preparation is None or preparation.is_empty():
+            raise self._nothing(prepared)
+        summarizer = self._summarizer(config, prepared)
+        count = len(preparation.messages_to_summarize) + len(preparation.turn_prefix_messages)
+        progress.report(f"summarising {count} messages ({summarizer.name})")
+        try:
+            await _load_sdk(summarizer)
+            result = await summarise(preparation, summarizer, custom_instructions, prepared.thinking_level)
+        except LlmModelError as error:
+            raise model_error(error) from None
+        except NothingToCompactError as error:
+            raise NothingToCompact(str(error)) from None
+        finally:
+            await _close(summarizer)
+        progress.report("writing the compaction entry")
+
+        def write() -> dict[str, Any]:
+            self._check_unchanged(session, prepared.leaf_id, "compaction")
+            entry_id = manager.append_compaction(
+                result["summary"],
+                result["firstKeptEntryId"],
+                result["tokensBefore"],
+                dict(result["details"]),
+                from_hook=False,
+            )
+            return {
+                "entryId": entry_id,
+                "summary": result["summary"],
+                "firstKeptEntryId": result["firstKeptEntryId"],
+                "tokensBefore": result["tokensBefore"],
+                "tokensAfter": self._tokens_after(manager, config),
+                "details": dict(result["details"]),
+                "summarizer": summarizer.name,
+            }
+
+        return await self.service.run(session, write, writes=True)
+
+    def _check_unchanged(self, session: OpenSession, leaf_id: str | None, what: str) -> None:
+        """Refuse to append when the session was closed or its branch moved during the model call.
+
+        New entries appended under the prepared leaf are fine (they are kept); a leaf moved to
+        another branch, or a compaction appended meanwhile, is a conflict.
+        """
+        if self.service.registry.get(session.id) is not session:
+            raise SessionNotFound(f"session {session.id} was closed during the {what}; nothing was written")
+        manager = session.manager
+        current = manager.leaf_id
+        steps = 0
+        limit = manager.entry_count + 1
+        while current is not None and current != leaf_id and steps <= limit:
+            record = manager.get_record(current)
+            if record is None or record.type == "compaction":
+                break
+            current = record.parent_id
+            steps += 1
+        if current != leaf_id or (leaf_id is None and manager.leaf_id is not None):
+            raise SessionBusy(
+                f"session {session.id} moved to another branch during the {what}; nothing was written (try again)",
+                {"conflict": True},
+            )
+
+    def _tokens_after(self, manager: SessionManager, config: RunConfig) -> int:
+        """Context size right after a compaction, counted locally with the configured tokenizer."""
+        entries = [RecordEntry(record) for record in manager.context_view().path]
+        tokenizer = self.tokenizer(config.tokenizer)
+        cache = self.state(manager).cache
+        return sum(cache.entry_tokens(entry, tokenizer) for entry in context_entries(entries))
+
+    def _summarizer(self, config: RunConfig, prepared: Prepared) -> Summarizer:
+        from pi_lsp.llm import choose_summarizer
+
+        model = config.model
+        branch_model = prepared.model
+        if model is None and branch_model is not None and branch_model.get("provider") == "anthropic":
+            candidate = branch_model.get("modelId")
+            model = candidate if isinstance(candidate, str) and candidate else None
+        mode: Any = config.summarizer
+        return choose_summarizer(
+            mode, model, prepared.api_key, retry=config.retry_policy(), timeout=config.timeout
+        )
+
+    # ------------------------------------------------------------------ auto-compaction
+
+    def on_append(self, client: Client, session: OpenSession, result: Mapping[str, Any]) -> None:
+        """Listener of ``pi/appendEntry``: user messages reset the overflow flag; assistant messages
+        are checked for auto-compaction in the background once the append has been answered."""
+        entry_id = result.get("id")
+        record = session.manager.get_record(entry_id) if isinstance(entry_id, str) else None
+        if record is None or record.type != "message":
+            return
+        if record.role == "user":
+            self.state(session.manager).overflow_attempted = False
+            return
+        if record.role != "assistant":
+            return
+        settings = client.settings
+        _after_response(lambda: self._spawn(self._auto(settings, session, record.id or "")))
+
+    async def _auto(self, settings: Settings, session: OpenSession, entry_id: str) -> None:
+        config = RunConfig.from_settings(settings)
+        try:
+            decision = await self.service.run(
+                session, lambda: self.check(session.manager, config, entry_id), writes=False
+            )
+        except Exception:
+            log.exception("auto-compaction check failed")
+            return
+        if decision is None:
+            return
+        if decision.exhausted:
+            self._ended(session, decision.reason, message=OVERFLOW_EXHAUSTED)
+            return
+        if self.service.registry.get(session.id) is not session:
+            return
+        if session.busy is not None:
+            log.info("auto-compaction (%s) skipped: a %s is already running", decision.reason, session.busy)
+            return
+        try:
+            await self.run_compaction(session, config, decision.reason, will_retry=decision.will_retry)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # already reported by pi/compactionEnded
+            log.info("auto-compaction (%s) did not complete: %s", decision.reason, redact(str(error)))
+
+    def check(self, manager: SessionManager, config: RunConfig, entry_id: str) -> Decision | None:
+        """pi's ``_checkCompaction`` for the assistant message ``entry_id`` (runs under the lock).
+
+        An assistant that asked for tools (``stopReason: "toolUse"``) does not end a run in pi's
+        agent loop, so it is not checked; the message that ends the run is.
+        """
+        record = manager.get_record(entry_id)
+        message = record.message() if record is not None else None
+        if message is None:
+            return None
+        state = self.state(manager)
+        stop = message.get("stopReason")
+        if stop != "error":
+            state.overflow_attempted = False
+        settings = config.compaction
+        if not settings.enabled or stop in ("aborted", "toolUse"):
+            return None
+        view = manager.context_view()
+        path = view.path
+        if not any(path[i].id == entry_id for i in range(len(path) - 1, -1, -1)):
+            return None  # the leaf has moved off this message's branch
+        compaction_index = view.compaction_index
+        compaction_ms = iso_to_ms(path[compaction_index].timestamp) if compaction_index >= 0 else None
+        if _is_before(message.get("timestamp"), compaction_ms):
+            return None  # stale: this message predates the latest compaction
+        window = config.context_window
+        if is_context_overflow(message, window):
+            if state.overflow_attempted:
+                return Decision("overflow", exhausted=True)
+            state.overflow_attempted = True
+            return Decision("overflow", will_retry=True)
+        if stop == "error":
+            entries = usage_path(path, compaction_index)
+            start = 1 if compaction_index >= 0 else 0
+            source = entries[start].get("message") if len(entries) > start else None
+            if not isinstance(source, dict) or assistant_usage(source) is None:
+                return None  # no usage at all (or only pre-compaction usage)
+            if _is_before(source.get("timestamp"), compaction_ms):
+                return None
+            tokens = estimate_path_context_tokens(entries, self.state(manager).cache)["tokens"]
+        else:
+            usage = message.get("usage")
+            tokens = calculate_context_tokens(usage) if isinstance(usage, dict) else 0
+        if should_compact(tokens, window, settings):
+            return Decision("threshold")
+        return None
+
+    # ------------------------------------------------------------------ branch summaries
+
+    async def navigate_with_summary(
+        self,
+        client: Client,
+        session_id: str | None,
+        target_id: str,
+        custom_instructions: str | None,
+        replace_instructions: bool,
+        label: str | None,
+    ) -> dict[str, Any]:
+        """``pi/navigate`` with ``summarize``: pi's ``navigateTree`` with a branch summary."""
+        from pi_lsp.llm import ModelError as LlmModelError
+        from pi_lsp.llm import generate_branch_summary
+
+        session = self.service.registry.resolve(client, session_id)
+        config = RunConfig.from_settings(client.settings)
+        manager = session.manager
+
+        def plan_it() -> tuple[nav.NavigationPlan, list[dict[str, Any]], Prepared | None]:
+            plan = nav.plan_navigation(manager, target_id)
+            if plan.noop or not plan.entries_to_summarize:
+                return plan, [], None
+            entries = [record.entry() for record in plan.entries_to_summarize]
+            view = manager.context_view()
+            api_key = None
+            if config.summarizer != "offline":
+                from pi_lsp.llm.auth import anthropic_api_key
+
+                api_key = anthropic_api_key()
+            prepared = Prepared(None, manager.leaf_id, 0, None, view.thinking_level, view.model, api_key)
+            return plan, entries, prepared
+
+        plan, entries, prepared = await self.service.run(session, plan_it, writes=False)
+        if prepared is None:  # nothing abandoned: exactly as without summarize (pi does the same)
+            return await self.service.call(client, session.id, ops.navigate, target_id, False, label, writes=True)  # type: ignore[no-any-return]
+
+        with session.exclusive("branch summary"):
+            summarizer = self._summarizer(config, prepared)
+            try:
+                await _load_sdk(summarizer)
+                summary = await generate_branch_summary(
+                    entries,
+                    summarizer,
+                    context_window=config.context_window,
+                    reserve_tokens=config.branch_reserve_tokens,
+                    custom_instructions=custom_instructions,
+                    replace_instructions=replace_instructions,
+                )
+            except LlmModelError as error:
+                raise model_error(error) from None
+            finally:
+                await _close(summarizer)
+
+            def write() -> ops.Outcome:
+                self._check_unchanged(session, plan.old_leaf_id, "branch summary")
+                if manager.leaf_id != plan.old_leaf_id:
+                    raise SessionBusy(
+                        f"session {session.id} changed during the branch summary; nothing was written (try again)",
+                        {"conflict": True},
+                    )
+                fresh = nav.plan_navigation(manager, target_id)
+                done = nav.navigate_with_summary(manager, fresh, summary["summary"], dict(summary["details"]), label)
+                return done.to_wire(), ops.Change("navigate", done.appended_ids)
+
+            result, change = await self.service.run(session, write, writes=True)
+        if change is not None:
+            self.service.emit(session, change)
+        return result  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------------------------ utilities
+
+
+def model_error(error: Any) -> ModelError:
+    """The protocol's ModelError (-32004, ``data: {status?, retryable}``) for an llm ModelError."""
+    data: dict[str, Any] = {"retryable": bool(error.retryable)}
+    if error.status is not None:
+        data["status"] = error.status
+    return ModelError(redact(error.message), data)
+
+
+def _is_before(timestamp: Any, compaction_ms: float | int | None) -> bool:
+    """pi's stale guard: ``message.timestamp <= Date(compaction.timestamp)``."""
+    if compaction_ms is None or not isinstance(timestamp, int | float) or isinstance(timestamp, bool):
+        return False
+    return timestamp <= compaction_ms
+
+
+def _after_response(fn: Callable[[], None]) -> None:
+    """Run ``fn`` once the current request has been answered (at once outside a request)."""
+    task = asyncio.current_task()
+    if task is not None and not task.done():
+        task.add_done_callback(lambda _task: fn())
+    else:
+        asyncio.get_running_loop().call_soon(fn)
+
+
+async def _load_sdk(summarizer: Any) -> None:
+    """Import the Anthropic SDK (seconds) in a thread instead of on the event loop."""
+    from pi_lsp.llm import AnthropicSummarizer
+
+    if isinstance(summarizer, AnthropicSummarizer):
+        loop = asyncio.get_running_loop()
+        for name in ("anthropic", "httpx2"):
+            await loop.run_in_executor(None, importlib.import_module, name)
+
+
+async def _close(summarizer: Any) -> None:
+    close = getattr(summarizer, "aclose", None)
+    if close is not None:
+        try:
+            await close()
+        except Exception:
+            log.debug("closing the summariser failed", exc_info=True)
