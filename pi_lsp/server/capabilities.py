@@ -33,8 +33,10 @@ IMPLEMENTED_METHODS = (
     "pi/setLabel",
     "pi/setSessionName",
     "pi/buildContext",
+    "pi/prepareCompaction",
+    "pi/compact",
 )
-NOTIFICATIONS = ("pi/sessionChanged",)
+NOTIFICATIONS = ("pi/sessionChanged", "pi/compactionStarted", "pi/compactionEnded")
 
 
 def initialize_result() -> dict[str, Any]:

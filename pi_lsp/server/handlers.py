@@ -14,6 +14,7 @@ from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
 from pi_lsp.server.params import Params
 from pi_lsp.server.reserved import RESERVED_METHODS
 from pi_lsp.service import entries as ops
+from pi_lsp.service.compaction import Progress
 from pi_lsp.service.errors import InvalidParams, NotAvailable
 from pi_lsp.service.registry import Client
 from pi_lsp.service.sessions import PiService
@@ -110,11 +111,14 @@ async def set_leaf(ctx: Context, p: Params) -> Any:
 async def navigate(ctx: Context, p: Params) -> Any:
     target = p.string("targetId")
     summarize = p.opt_bool("summarize", False)
-    p.opt_string("customInstructions")  # validated now, used once summaries are wired
+    instructions = p.opt_string("customInstructions")
+    replace = p.opt_bool("replaceInstructions", False)
     label = p.opt_string("label")
-    return await ctx.service.call(
-        ctx.client, p.session(), ops.navigate, target, summarize, label, writes=True
-    )
+    if summarize:
+        return await ctx.service.compaction.navigate_with_summary(
+            ctx.client, p.session(), target, instructions, replace, label
+        )
+    return await ctx.service.call(ctx.client, p.session(), ops.navigate, target, False, label, writes=True)
 
 
 async def set_label(ctx: Context, p: Params) -> Any:
@@ -136,6 +140,23 @@ async def set_session_name(ctx: Context, p: Params) -> Any:
 
 async def build_context(ctx: Context, p: Params) -> Any:
     return await ctx.service.build_context(ctx.client, p.session(), p.nullable_string("leafId"))
+
+
+# ------------------------------------------------------------------------------ Compaction
+
+
+async def prepare_compaction(ctx: Context, p: Params) -> Any:
+    keep = p.opt_int("keepRecentTokens")
+    return await ctx.service.compaction.prepare(ctx.client, p.session(), keep)
+
+
+async def compact(ctx: Context, p: Params) -> Any:
+    instructions = p.opt_string("customInstructions")
+    token = p.data.get("workDoneToken")
+    if token is not None and (not isinstance(token, str | int) or isinstance(token, bool)):
+        raise InvalidParams("workDoneToken must be a string or an integer", {"field": "workDoneToken"})
+    progress = Progress(ctx.client, token)
+    return await ctx.service.compaction.compact(ctx.client, p.session(), instructions, progress)
 
 
 def _opt_nonempty(p: Params, name: str) -> str | None:
@@ -171,6 +192,8 @@ METHODS: dict[str, Handler] = {
     "pi/setLabel": set_label,
     "pi/setSessionName": set_session_name,
     "pi/buildContext": build_context,
+    "pi/prepareCompaction": prepare_compaction,
+    "pi/compact": compact,
 }
 assert tuple(METHODS) == IMPLEMENTED_METHODS, "keep capabilities.IMPLEMENTED_METHODS in sync"
 METHODS.update({method: _reserved(method, part) for method, part in RESERVED_METHODS.items()})
