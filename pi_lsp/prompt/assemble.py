@@ -166,10 +166,12 @@ def _diagnostic_json(diagnostic: SkillDiagnostic) -> DiagnosticJson:
     return {"path": diagnostic.path or "", "severity": severity, "message": diagnostic.message}
 
 
-def list_skills(cwd: str, agent_dir: str | None = None, *, home: str | None = None) -> SkillListJson:
+def list_skills(
+    cwd: str, agent_dir: str | os.PathLike[str] | None = None, *, home: str | None = None
+) -> SkillListJson:
     """The ``pi/listSkills`` result for ``cwd``: every skill pi would load, with diagnostics."""
     cwd = os.path.abspath(cwd)
-    resolved_agent_dir = str(agent_dir) if agent_dir is not None else str(default_agent_dir())
+    resolved_agent_dir = os.fspath(agent_dir) if agent_dir is not None else str(default_agent_dir())
     loaded = discover_skills(cwd, resolved_agent_dir, home=home)
     return {
         "skills": [skill_json(skill) for skill in loaded.skills],

@@ -207,6 +207,14 @@ class PiProtocol(LanguageServerProtocol):
 
     # ------------------------------------------------------------------ output
 
+    def notify(self, method: str, params: Any | None = None) -> None:
+        """Plain-JSON params are sent as they are, also for LSP methods such as ``$/progress``
+        (pygls would wrap them in its typed notification and fail to encode a dict)."""
+        if isinstance(params, dict):
+            self._send_data(JsonRPCNotification(method=method, params=params, jsonrpc="2.0"))
+            return
+        super().notify(method, params)
+
     def _write_error(self, msg_id: MsgId | None, code: int, message: str, data: Any = None) -> None:
         error: dict[str, Any] = {"code": code, "message": message}
         if data is not None:

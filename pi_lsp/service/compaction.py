@@ -209,7 +209,9 @@ class RunConfig:
             compaction=CompactionSettings(
                 enabled=section.enabled,
                 reserve_tokens=section.reserve_tokens,
-                keep_recent_tokens=section.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens,
+                keep_recent_tokens=section.keep_recent_tokens
+                if keep_recent_tokens is None
+                else keep_recent_tokens,
             ),
             tokenizer=settings.tokenizer,
             summarizer=settings.summarizer,
@@ -374,7 +376,9 @@ class CompactionService:
 
     def context_usage(self, manager: SessionManager, view: ContextView, settings: Settings) -> dict[str, Any]:
         """``PiService.context_usage``: the ContextUsage of a built context (runs under the lock)."""
-        usage = self.usage_of_view(manager, view, settings.context_window, settings.compaction, settings.tokenizer)
+        usage = self.usage_of_view(
+            manager, view, settings.context_window, settings.compaction, settings.tokenizer
+        )
         return dict(usage)
 
     def usage_of_view(
@@ -417,7 +421,9 @@ class CompactionService:
         if prepared.path_length == 0:
             return NothingToCompact("nothing to compact: the branch is empty")
         if prepared.last_type == "compaction":
-            return NothingToCompact("nothing to compact: the branch is already compacted (its last entry is a compaction)")
+            return NothingToCompact(
+                "nothing to compact: the branch is already compacted (its last entry is a compaction)"
+            )
         return NothingToCompact("nothing to compact: no messages before the kept region")
 
     async def prepare(self, client: Client, session_id: str | None, keep_recent_tokens: int | None) -> Any:
@@ -589,7 +595,8 @@ class CompactionService:
             steps += 1
         if current != leaf_id or (leaf_id is None and manager.leaf_id is not None):
             raise SessionBusy(
-                f"session {session.id} moved to another branch during the {what}; nothing was written (try again)",
+                f"session {session.id} moved to another branch during the {what};"
+                " nothing was written (try again)",
                 {"conflict": True},
             )
 
@@ -738,7 +745,10 @@ class CompactionService:
 
         plan, entries, prepared = await self.service.run(session, plan_it, writes=False)
         if prepared is None:  # nothing abandoned: exactly as without summarize (pi does the same)
-            return await self.service.call(client, session.id, ops.navigate, target_id, False, label, writes=True)  # type: ignore[no-any-return]
+            moved: dict[str, Any] = await self.service.call(
+                client, session.id, ops.navigate, target_id, False, label, writes=True
+            )
+            return moved
 
         with session.exclusive("branch summary"):
             summarizer = self._summarizer(config, prepared)
@@ -761,11 +771,14 @@ class CompactionService:
                 self._check_unchanged(session, plan.old_leaf_id, "branch summary")
                 if manager.leaf_id != plan.old_leaf_id:
                     raise SessionBusy(
-                        f"session {session.id} changed during the branch summary; nothing was written (try again)",
+                        f"session {session.id} changed during the branch summary;"
+                        " nothing was written (try again)",
                         {"conflict": True},
                     )
                 fresh = nav.plan_navigation(manager, target_id)
-                done = nav.navigate_with_summary(manager, fresh, summary["summary"], dict(summary["details"]), label)
+                done = nav.navigate_with_summary(
+                    manager, fresh, summary["summary"], dict(summary["details"]), label
+                )
                 return done.to_wire(), ops.Change("navigate", done.appended_ids)
 
             result, change = await self.service.run(session, write, writes=True)

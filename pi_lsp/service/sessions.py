@@ -97,7 +97,9 @@ class PiService:
     async def append_entry(self, client: Client, session_id: str | None, entry: dict[str, Any]) -> Any:
         """``pi/appendEntry``, then the append listeners (auto-compaction checks)."""
         session = self.registry.resolve(client, session_id)
-        result, change = await self.run(session, lambda: ops.append_entry(session.manager, entry), writes=True)
+        result, change = await self.run(
+            session, lambda: ops.append_entry(session.manager, entry), writes=True
+        )
         if change is not None:
             self.emit(session, change)
         for listener in self.append_listeners:
