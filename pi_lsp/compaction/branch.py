@@ -13,7 +13,7 @@ from typing import Any
 
 from pi_lsp.compaction.file_ops import FileOps, extract_file_ops_from_message, seed_from_details
 from pi_lsp.compaction.tokens import estimate_message_tokens
-from pi_lsp.session.context import iso_to_ms
+from pi_lsp.session.context import branch_summary_message, compaction_summary_message, custom_message_of
 
 Entry = Mapping[str, Any]
 Message = dict[str, Any]
@@ -106,26 +106,11 @@ def branch_message(entry: Entry) -> Message | None:
             return None
         return message
     if kind == "custom_message":
-        custom: Message = {"role": "custom"}
-        for key in ("customType", "content", "display", "details"):
-            if key in entry:
-                custom[key] = entry[key]
-        custom["timestamp"] = iso_to_ms(entry.get("timestamp"))
-        return custom
+        return custom_message_of(entry)
     if kind == "branch_summary":
-        summary: Message = {"role": "branchSummary"}
-        for key in ("summary", "fromId"):
-            if key in entry:
-                summary[key] = entry[key]
-        summary["timestamp"] = iso_to_ms(entry.get("timestamp"))
-        return summary
+        return branch_summary_message(entry)
     if kind == "compaction":
-        compaction: Message = {"role": "compactionSummary"}
-        for key in ("summary", "tokensBefore"):
-            if key in entry:
-                compaction[key] = entry[key]
-        compaction["timestamp"] = iso_to_ms(entry.get("timestamp"))
-        return compaction
+        return compaction_summary_message(entry)
     return None
 
 

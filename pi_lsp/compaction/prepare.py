@@ -29,7 +29,7 @@ from pi_lsp.compaction.tokens import (
     estimate_context_tokens,
     estimate_path_context_tokens,
 )
-from pi_lsp.session.context import build_session_context, iso_to_ms
+from pi_lsp.session.context import branch_summary_message, build_session_context, custom_message_of
 
 Entry = Mapping[str, Any]
 Message = dict[str, Any]
@@ -144,19 +144,9 @@ def compaction_message(entry: Entry) -> Message | None:
         message = entry.get("message")
         return message if isinstance(message, dict) else None
     if kind == "custom_message":
-        custom: Message = {"role": "custom"}
-        for key in ("customType", "content", "display", "details"):
-            if key in entry:
-                custom[key] = entry[key]
-        custom["timestamp"] = iso_to_ms(entry.get("timestamp"))
-        return custom
+        return custom_message_of(entry)
     if kind == "branch_summary":
-        summary: Message = {"role": "branchSummary"}
-        for key in ("summary", "fromId"):
-            if key in entry:
-                summary[key] = entry[key]
-        summary["timestamp"] = iso_to_ms(entry.get("timestamp"))
-        return summary
+        return branch_summary_message(entry)
     return None
 
 

@@ -66,6 +66,26 @@ def walk_to_root(leaf: Entry, by_id: Mapping[str, Entry]) -> list[Entry]:
     return path
 
 
+def custom_message_of(entry: Mapping[str, Any]) -> Message:
+    """The ``custom`` role message a ``custom_message`` entry stands for."""
+    message: Message = {"role": "custom"}
+    for key in ("customType", "content", "display", "details"):
+        if key in entry:
+            message[key] = entry[key]
+    message["timestamp"] = iso_to_ms(entry.get("timestamp"))
+    return message
+
+
+def branch_summary_message(entry: Mapping[str, Any]) -> Message:
+    """The ``branchSummary`` role message a ``branch_summary`` entry stands for."""
+    summary: Message = {"role": "branchSummary"}
+    for key in ("summary", "fromId"):
+        if key in entry:
+            summary[key] = entry[key]
+    summary["timestamp"] = iso_to_ms(entry.get("timestamp"))
+    return summary
+
+
 def entry_to_message(entry: Entry) -> Message | None:
     """The context message an entry contributes, or None (pi's per-entry "emit")."""
     kind = entry.get("type")
@@ -73,22 +93,13 @@ def entry_to_message(entry: Entry) -> Message | None:
         stored = entry.get("message")
         return stored if isinstance(stored, dict) else None
     if kind == "custom_message":
-        message: Message = {"role": "custom"}
-        for key in ("customType", "content", "display", "details"):
-            if key in entry:
-                message[key] = entry[key]
-        message["timestamp"] = iso_to_ms(entry.get("timestamp"))
-        return message
+        return custom_message_of(entry)
     if kind == "branch_summary" and entry.get("summary"):
-        summary: Message = {"role": "branchSummary", "summary": entry["summary"]}
-        if "fromId" in entry:
-            summary["fromId"] = entry["fromId"]
-        summary["timestamp"] = iso_to_ms(entry.get("timestamp"))
-        return summary
+        return branch_summary_message(entry)
     return None
 
 
-def compaction_summary_message(entry: Entry) -> Message:
+def compaction_summary_message(entry: Mapping[str, Any]) -> Message:
     """The ``compactionSummary`` message that stands for a compaction entry in the context."""
     message: Message = {"role": "compactionSummary"}
     for key in ("summary", "tokensBefore"):
