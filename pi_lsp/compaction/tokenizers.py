@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
-from pi_lsp.compaction.jsutil import js_len
+from pi_lsp.jscompat import js_len
 
 CL100K_FILE: Final = "cl100k_base.tiktoken"
 CL100K_SHA256: Final = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
-from pi_lsp.compaction.jsutil import js_len, js_stringify
 from pi_lsp.compaction.tokenizers import EstimateTokenizer, TiktokenTokenizer, Tokenizer, make_tokenizer
+from pi_lsp.jscompat import js_len, js_stringify
 
 __all__ = [
     "IMAGE_CHARS",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from pi_lsp.compaction.jsutil import js_keys, js_len, js_stringify
+from pi_lsp.jscompat import js_keys, js_len, js_stringify
 
 Message = dict[str, Any]
 

@@ -16,9 +16,9 @@ from datetime import datetime
 from typing import Literal, NotRequired, Protocol, TypedDict
 
 from pi_lsp.agent_dir import agent_dir as default_agent_dir
+from pi_lsp.jscompat import js_len
 from pi_lsp.prompt import pi_text
 from pi_lsp.prompt.context_files import ContextFile, load_project_context_files
-from pi_lsp.prompt.jscompat import js_length
 from pi_lsp.prompt.resources import PromptSources, load_settings, resolve_prompt_sources
 from pi_lsp.prompt.skill_discovery import discover_skills
 from pi_lsp.prompt.skills import Skill, SkillDiagnostic, format_skill_entry
@@ -59,7 +59,7 @@ class CharEstimateTokenizer:
 
     def count(self, text: str) -> int:
         """Estimated tokens of ``text``."""
-        return math.ceil(js_length(text) / 4)
+        return math.ceil(js_len(text) / 4)
 
 
 class SourceJson(TypedDict):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from pi_lsp.prompt.jscompat import node_error_message, read_text
+from pi_lsp.jscompat import node_error_message, read_text
 
 __all__ = [
     "CONTEXT_FILE_NAMES",

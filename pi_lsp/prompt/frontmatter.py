@@ -18,7 +18,7 @@ import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from pi_lsp.prompt.jscompat import js_length, js_trim
+from pi_lsp.jscompat import js_len, js_trim
 
 __all__ = [
     "Frontmatter",
@@ -295,7 +295,7 @@ def _load_reporting_errors(text: str) -> Any:
         lines = text.split("\n")
         line_text = lines[mark.line] if mark.line < len(lines) else ""
         previous = lines[mark.line - 1] if 0 < mark.line <= len(lines) else None
-        utf16_column = js_length(line_text[: mark.column])  # JS strings count UTF-16 units
+        utf16_column = js_len(line_text[: mark.column])  # JS strings count UTF-16 units
         tail = _excerpt(line_text, previous, mark.column, utf16_column)
         message = f"{wording} at line {mark.line + 1}, column {utf16_column + 1}{tail}"
         raise FrontmatterError(message, mark.line + 1, utf16_column + 1, None, mark.column) from error

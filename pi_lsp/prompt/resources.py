@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_lsp.prompt.jscompat import node_error_message, read_text
+from pi_lsp.jscompat import node_error_message, read_text
 
 __all__ = [
     "PiSettings",

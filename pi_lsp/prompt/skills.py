@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pi_lsp.jscompat import js_len, js_trim, js_truthy, node_error_message, read_text
 from pi_lsp.prompt import pi_text
 from pi_lsp.prompt.frontmatter import FrontmatterError, parse_frontmatter
-from pi_lsp.prompt.jscompat import js_length, js_trim, js_truthy, node_error_message, read_text
 from pi_lsp.prompt.patterns import IgnoreRules, prefix_ignore_pattern
 
 __all__ = [
@@ -192,8 +192,8 @@ def _description_errors(description: Any) -> list[str]:
         raise _JsTypeError("description.trim is not a function")
     if js_trim(description) == "":
         return ["description is required"]
-    if js_length(description) > MAX_DESCRIPTION_LENGTH:
-        return [f"description exceeds {MAX_DESCRIPTION_LENGTH} characters ({js_length(description)})"]
+    if js_len(description) > MAX_DESCRIPTION_LENGTH:
+        return [f"description exceeds {MAX_DESCRIPTION_LENGTH} characters ({js_len(description)})"]
     return []
 
 
@@ -203,8 +203,8 @@ def _name_errors(name: Any, parent_dir_name: str) -> list[str]:
     errors: list[str] = []
     if name != parent_dir_name:
         errors.append(f'name "{name}" does not match parent directory "{parent_dir_name}"')
-    if js_length(name) > MAX_NAME_LENGTH:
-        errors.append(f"name exceeds {MAX_NAME_LENGTH} characters ({js_length(name)})")
+    if js_len(name) > MAX_NAME_LENGTH:
+        errors.append(f"name exceeds {MAX_NAME_LENGTH} characters ({js_len(name)})")
     if not _NAME_CHARS.fullmatch(name):
         errors.append("name contains invalid characters (must be lowercase a-z, 0-9, hyphens only)")
     if name.startswith("-") or name.endswith("-"):

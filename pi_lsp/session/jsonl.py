@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import orjson
+
+from pi_lsp.jscompat import js_number
 
 JsonObject = dict[str, Any]
 
@@ -43,34 +44,6 @@ def loads_line(data: bytes) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(str(error)) from None
-
-
-def js_number(value: float) -> str:
-    """``String(value)`` for a finite float: shortest digits, JS's fixed/exponent thresholds."""
-    if value == 0:
-        return "0"
-    text = repr(value)
-    if "e" not in text and "n" not in text:
-        # Python writes 1e-4 <= |value| < 1e16 in fixed notation with the same shortest digits
-        # as JS (which keeps fixed notation up to 1e21); only an integral value's ".0" differs.
-        return text[:-2] if text.endswith(".0") else text
-    sign, digit_tuple, exponent = Decimal(text).as_tuple()
-    assert isinstance(exponent, int)
-    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
-    exponent += len("".join(map(str, digit_tuple))) - len(digits)
-    count = len(digits)
-    point = count + exponent  # value = 0.digits × 10^point
-    if count <= point <= 21:
-        text = digits + "0" * (point - count)
-    elif 0 < point <= 21:
-        text = f"{digits[:point]}.{digits[point:]}"
-    elif -6 < point <= 0:
-        text = "0." + "0" * (-point) + digits
-    else:
-        mantissa = digits[0] + (f".{digits[1:]}" if count > 1 else "")
-        power = point - 1
-        text = f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
-    return f"-{text}" if sign else text
 
 
 def _js_number_form(value: Any) -> Any:

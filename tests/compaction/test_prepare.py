@@ -8,8 +8,8 @@ import orjson
 import pytest
 
 from pi_lsp.compaction import CompactionSettings, TokenCache, prepare_compaction
-from pi_lsp.compaction.jsutil import js_stringify
 from pi_lsp.compaction.prepare import is_linear_path
+from pi_lsp.jscompat import js_stringify
 from tests.compaction.gen import Gen
 from tests.compaction.helpers import BEFORE, BRANCHED, LARGE, load_entries
 from tests.oracle import PiOracle

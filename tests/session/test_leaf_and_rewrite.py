@@ -21,10 +21,11 @@ from typing import Any
 import orjson
 import pytest
 
+from pi_lsp.jscompat import js_number
 from pi_lsp.session import InvalidSessionFileError, SessionFileConflictError, SessionManager
 from pi_lsp.session import store as store_module
 from pi_lsp.session import writer as writer_module
-from pi_lsp.session.jsonl import dumps_compact, js_number
+from pi_lsp.session.jsonl import dumps_compact
 from tests.oracle import FIXTURES, PI_FIXTURES, PiOracle
 from tests.session.helpers import assistant_msg, file_lines, read_objects, user_msg, write_jsonl
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pi_lsp.compaction.jsutil import js_keys, js_len, js_number, js_stringify
+from pi_lsp.jscompat import js_keys, js_len, js_number, js_stringify
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,151 @@
+"""JavaScript semantics pi's behaviour depends on, in one place.
+
+pi measures text with ``String.length`` (UTF-16 code units), prints numbers with
+``Number.prototype.toString``, serialises with ``JSON.stringify``, trims with ``String.trim`` and
+tests values for truthiness. Python differs on each (emoji, ``2.0``, ``1e-7``, U+FEFF, ``[]``), so a
+literal port would drift from pi's token counts, session bytes and skill diagnostics.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+_MAX_SAFE_INT = 2**53
+_ARRAY_INDEX_LIMIT = 2**32 - 1
+
+
+def js_len(text: str) -> int:
+    """``String.length``: UTF-16 code units (characters beyond the BMP count twice)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_number(value: float | int) -> str:
+    """``Number.prototype.toString`` / ``JSON.stringify`` for a number (NaN/inf → ``null``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if -_MAX_SAFE_INT < value < _MAX_SAFE_INT:
+            return str(value)
+        value = float(value)
+    if not math.isfinite(value):
+        return "null"
+    return _js_float(value)
+
+
+def _js_float(value: float) -> str:
+    """``String(value)`` for a finite float: shortest digits, JS's fixed/exponent thresholds."""
+    if value == 0:
+        return "0"
+    text = repr(value)
+    if "e" not in text and "n" not in text:
+        # Python writes 1e-4 <= |value| < 1e16 in fixed notation with the same shortest digits
+        # as JS (which keeps fixed notation up to 1e21); only an integral value's ".0" differs.
+        return text[:-2] if text.endswith(".0") else text
+    sign, digit_tuple, exponent = Decimal(text).as_tuple()
+    assert isinstance(exponent, int)
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    exponent += len("".join(map(str, digit_tuple))) - len(digits)
+    count = len(digits)
+    point = count + exponent  # value = 0.digits × 10^point
+    if count <= point <= 21:
+        text = digits + "0" * (point - count)
+    elif 0 < point <= 21:
+        text = f"{digits[:point]}.{digits[point:]}"
+    elif -6 < point <= 0:
+        text = "0." + "0" * (-point) + digits
+    else:
+        mantissa = digits[0] + (f".{digits[1:]}" if count > 1 else "")
+        power = point - 1
+        text = f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
+    return f"-{text}" if sign else text
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isdigit() and key.isascii() and (key == "0" or key[0] != "0") and int(key) < _ARRAY_INDEX_LIMIT
+
+
+def js_keys(obj: dict[str, Any]) -> list[str]:
+    """JS own-property order: integer-like keys ascending first, then the rest in insertion order."""
+    keys = list(obj)
+    index_keys = [k for k in keys if isinstance(k, str) and _is_array_index(k)]
+    if not index_keys:
+        return keys
+    index_keys.sort(key=int)
+    return index_keys + [k for k in keys if not (isinstance(k, str) and _is_array_index(k))]
+
+
+def js_stringify(value: Any) -> str | None:
+    """Compact ``JSON.stringify(value)``; None where JS returns ``undefined`` (no JSON value)."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool | int | float):
+        return js_number(value)
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(js_stringify(item) or "null" for item in value) + "]"
+    if isinstance(value, dict):
+        parts: list[str] = []
+        for key in js_keys(value):
+            rendered = js_stringify(value[key])
+            if rendered is not None:
+                parts.append(json.dumps(str(key), ensure_ascii=False) + ":" + rendered)
+        return "{" + ",".join(parts) + "}"
+    return None
+
+
+# Characters String.prototype.trim removes (ECMAScript WhiteSpace + LineTerminator).
+_JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def js_trim(text: str) -> str:
+    """``text.trim()`` (Python's ``strip`` disagrees on U+FEFF and U+001C..U+001F)."""
+    return text.strip(_JS_WHITESPACE)
+
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript truthiness: empty lists and dicts are truthy, NaN is not."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, (int, float)):
+        return not (value == 0 or (isinstance(value, float) and math.isnan(value)))
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+# libuv's wording for the errors a skill or context file read can hit (Node prints these).
+_UV_MESSAGES = {
+    "EACCES": "permission denied",
+    "EPERM": "operation not permitted",
+    "ENOENT": "no such file or directory",
+    "EISDIR": "illegal operation on a directory",
+    "ENOTDIR": "not a directory",
+    "ELOOP": "too many symbolic links encountered",
+    "EIO": "i/o error",
+    "ENAMETOOLONG": "name too long",
+}
+
+
+def node_error_message(error: OSError, syscall: str, path: str) -> str:
+    """The message Node gives for a failed fs call, e.g. ``EACCES: permission denied, open '/x'``."""
+    code = errno.errorcode.get(error.errno or 0, "EIO")
+    text = _UV_MESSAGES.get(code, (error.strerror or "unknown error").lower())
+    return f"{code}: {text}, {syscall} '{path}'"
+
+
+def read_text(path: str) -> str:
+    """Read a file as Node's ``readFileSync(path, "utf-8")`` does: bad bytes become U+FFFD, BOM kept."""
+    with open(path, "rb") as handle:
+        return handle.read().decode("utf-8", errors="replace")
