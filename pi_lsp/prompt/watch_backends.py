@@ -88,6 +88,24 @@ class WatchdogBackend:
                 sink(paths, bool(event.is_directory), kind)
 
         self._handler = _Handler()
+        # Only the events that can mean a change: without a filter inotify also reports every
+        # open and read-only close, so each rebuild (which reads every skill and context file)
+        # would flood the observer thread with events it then ignores.
+        events = importlib.import_module("watchdog.events")
+        self._event_filter: list[Any] = [
+            getattr(events, name)
+            for name in (
+                "FileCreatedEvent",
+                "DirCreatedEvent",
+                "FileModifiedEvent",
+                "FileDeletedEvent",
+                "DirDeletedEvent",
+                "FileMovedEvent",
+                "DirMovedEvent",
+                "FileClosedEvent",
+            )
+            if hasattr(events, name)
+        ]
         self._observer_class: Any = observers.Observer
         self._observer: Any = self._observer_class()
         self._watches: dict[tuple[str, bool], tuple[Any, tuple[int, int] | None]] = {}
@@ -128,7 +146,9 @@ class WatchdogBackend:
                 path, rec = key
                 identity = _identity(path)
                 try:
-                    watch = self._observer.schedule(self._handler, path, recursive=rec)
+                    watch = self._observer.schedule(
+                        self._handler, path, recursive=rec, event_filter=self._event_filter
+                    )
                 except OSError as error:
                     log.warning("cannot watch %s: %s", path, error)
                     continue

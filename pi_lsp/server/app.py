@@ -18,6 +18,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
 
 from pi_lsp import __version__
+from pi_lsp.server import prompt_features
 from pi_lsp.server.handlers import METHODS, Context, Handler
 from pi_lsp.server.params import Params
 from pi_lsp.server.protocol import PiProtocol
@@ -109,7 +110,9 @@ def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client
             session = service.registry.find_path(path)
             if session is not None:
                 service.watcher.touch(session.id)
+        prompt_features.watched_files(ctx, [change.uri for change in params.changes])
 
+    prompt_features.install(server, ctx)  # initialized/shutdown/folders/hover for the system prompt
     for method, handler in METHODS.items():
         server.feature(method)(_bind(ctx, handler))
     return server, client

@@ -35,14 +35,22 @@ IMPLEMENTED_METHODS = (
     "pi/buildContext",
     "pi/prepareCompaction",
     "pi/compact",
+    "pi/getSystemPrompt",
+    "pi/listSkills",
 )
-NOTIFICATIONS = ("pi/sessionChanged", "pi/compactionStarted", "pi/compactionEnded")
+NOTIFICATIONS = (
+    "pi/sessionChanged",
+    "pi/compactionStarted",
+    "pi/compactionEnded",
+    "pi/systemPromptChanged",
+)
 
 
 def initialize_result() -> dict[str, Any]:
     return {
         "capabilities": {
             "positionEncoding": "utf-16",
+            "hoverProvider": True,  # token counts of prompt files (pi_lsp/server/prompt_features.py)
             "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}},
             "experimental": {
                 "pi": {

@@ -1,7 +1,9 @@
 """``pi-lsp demo``: start the real server over stdio and use it the way an editor does.
 
-No network and no API key: the "assistant" replies are scripted. The demo is a list of steps so
-later features (compaction, the system prompt) can add theirs; each step prints what it did.
+No network and no API key: the "assistant" replies are scripted, and the compaction step uses the
+offline summariser (a labelled digest made without a model); the system-prompt step writes an
+AGENTS.md and a skill and reads the prompt back. The demo is a list of steps so later features can
+add theirs; each step prints what it did.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import asyncio
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +22,8 @@ from pi_lsp.server.rpc_client import RpcClient
 from pi_lsp.service.render import context_lines, wire_tree_lines
 
 MODEL = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5"}
-USAGE = {
+OUTPUT_TOKENS = 40
+USAGE: dict[str, Any] = {
     "input": 120,
     "output": 40,
     "cacheRead": 0,
@@ -33,7 +37,10 @@ def user(text: str) -> dict[str, Any]:
     return {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}
 
 
-def assistant(text: str, tool_call: dict[str, Any] | None = None) -> dict[str, Any]:
+def assistant(
+    text: str, tool_call: dict[str, Any] | None = None, context_tokens: int = 160
+) -> dict[str, Any]:
+    """A scripted reply; ``context_tokens`` is the context size the "model" reports in its usage."""
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     if tool_call is not None:
         content.append({"type": "toolCall", **tool_call})
@@ -41,7 +48,7 @@ def assistant(text: str, tool_call: dict[str, Any] | None = None) -> dict[str, A
         "role": "assistant",
         "content": content,
         **MODEL,
-        "usage": USAGE,
+        "usage": {**USAGE, "input": context_tokens - OUTPUT_TOKENS, "totalTokens": context_tokens},
         "stopReason": "toolUse" if tool_call else "stop",
     }
     return {"type": "message", "message": message}
@@ -86,14 +93,23 @@ async def create_session(demo: Demo) -> None:
     demo.out(f"session {demo.state['sessionId']} for {project}")
 
 
+APP_SOURCE = (
+    "".join(
+        f"def helper_{n}(value):\n    # step {n} of the pipeline\n    return value + {n}\n\n"
+        for n in range(40)
+    )
+    + "def main():\n    print('hello')\n"
+)
+
+
 async def tool_conversation(demo: Demo) -> None:
     await demo.append("ask", user("What does src/app.py do?"))
     call = {"id": "call_1", "name": "read", "arguments": {"path": "src/app.py"}}
-    await demo.append("read", assistant("Let me read it.", call))
-    await demo.append("result", tool_result("call_1", "read", "def main():\n    print('hello')\n"))
-    await demo.append("answer", assistant("It defines main(), which prints a greeting."))
+    await demo.append("read", assistant("Let me read it.", call, 1500))
+    await demo.append("result", tool_result("call_1", "read", APP_SOURCE))
+    await demo.append("answer", assistant("It defines main(), which prints a greeting.", context_tokens=2900))
     await demo.append("follow_up", user("Add type hints to it."))
-    await demo.append("hints", assistant("Done: def main() -> None."))
+    await demo.append("hints", assistant("Done: def main() -> None.", context_tokens=2950))
     demo.out(
         f"appended {len(demo.ids)} entries (user, assistant→read, toolResult, assistant, user, assistant)"
     )
@@ -104,7 +120,7 @@ async def branch(demo: Demo) -> None:
     demo.out(f"navigated to the follow-up question: leaf is now {result['leafId']} (the answer before it)")
     demo.out(f"text handed back to the editor: {result.get('editorText')!r}")
     await demo.append("other_question", user("Write a docstring for it instead."))
-    await demo.append("docstring", assistant('Added """Print a greeting."""'))
+    await demo.append("docstring", assistant('Added """Print a greeting."""', context_tokens=2940))
     demo.out("appended a different follow-up: the session now has two branches")
 
 
@@ -127,6 +143,34 @@ async def show_contexts(demo: Demo) -> None:
             demo.out("  " + line)
 
 
+async def compact(demo: Demo) -> None:
+    before = await demo.client.request("pi/buildContext", {})
+    usage = before["usage"]
+    demo.out(
+        f"context before: {len(before['messages'])} messages, {usage['tokens']} of"
+        f" {usage['contextWindow']} tokens ({usage['percent']:.2f}%)"
+    )
+    prepared = await demo.client.request("pi/prepareCompaction", {})
+    demo.out(
+        f"dry run: {prepared['summarizeCount']} messages to summarise, kept from"
+        f" {prepared['firstKeptEntryId']} (keepRecentTokens is tiny in this demo)"
+    )
+    result = await demo.client.request("pi/compact", {})
+    how = (
+        " (no API key: pi-lsp's offline digest, no model involved)"
+        if result["summarizer"] == "offline"
+        else ""
+    )
+    demo.out(f"compacted by {result['summarizer']}{how}; summary begins:")
+    for line in result["summary"].splitlines()[:8]:
+        demo.out("  │ " + line)
+    demo.out(f"tokensBefore {result['tokensBefore']} → tokensAfter {result['tokensAfter']}")
+    after = await demo.client.request("pi/buildContext", {})
+    demo.out("context after compaction:")
+    for line in context_lines(after["messages"], after["thinkingLevel"], after["model"]):
+        demo.out("  " + line)
+
+
 async def show_file(demo: Demo) -> None:
     state = await demo.client.request("pi/getSessionState", {})
     notifications = [n for n in demo.client.drain_notifications() if n.get("method") == "pi/sessionChanged"]
@@ -138,6 +182,53 @@ async def show_file(demo: Demo) -> None:
     demo.out(f"try: pi-lsp tree {state['file']}")
 
 
+AGENTS_MD = "# Project rules\n\n- Run `pytest -q` before every commit.\n- Prefer small, typed functions.\n"
+SKILL_MD = (
+    "---\nname: release-notes\ndescription: Draft release notes from the git log since the last tag.\n"
+    "---\n\n1. Run `git log --oneline $(git describe --tags --abbrev=0)..HEAD`.\n"
+    "2. Group the commits under Added / Changed / Fixed.\n"
+)
+
+
+async def system_prompt(demo: Demo) -> None:
+    """Context file + skill on disk → pi/getSystemPrompt, pi/listSkills, the hover, the watcher."""
+    project = demo.root / "project"
+    (project / "AGENTS.md").write_text(AGENTS_MD)
+    skill = project / ".pi" / "skills" / "release-notes" / "SKILL.md"
+    skill.parent.mkdir(parents=True, exist_ok=True)
+    skill.write_text(SKILL_MD)
+    demo.out("wrote project/AGENTS.md and the skill project/.pi/skills/release-notes/SKILL.md")
+    result = await demo.client.request("pi/getSystemPrompt", {"cwd": str(project)})
+    demo.out(f"system prompt: {result['tokens']:,} tokens; files it is built from:")
+    for source in result["sources"]:
+        where = Path(source["path"]).relative_to(demo.root)
+        demo.out(f"  {source['kind']:<6} {source['tokens']:>5} tokens  {where}")
+    demo.out("first lines of the prompt:")
+    for line in result["text"].splitlines()[:3]:
+        demo.out("  │ " + line)
+    skills = await demo.client.request("pi/listSkills", {"cwd": str(project)})
+    demo.out("skills: " + ", ".join(f"{s['name']} ({s['source']})" for s in skills["skills"]))
+    hover = await demo.client.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": skill.as_uri()}, "position": {"line": 0, "character": 0}},
+    )
+    if hover is not None:
+        demo.out("hover on SKILL.md: " + hover["contents"]["value"].split("\n")[0])
+    # The server watches the session's cwd itself (no client file watchers needed): save and wait.
+    await asyncio.sleep(0.3)  # let the notice of the writes above arrive first
+    demo.client.drain_notifications()
+    started = time.perf_counter()
+    (project / "AGENTS.md").write_text(AGENTS_MD + "- Keep the changelog up to date.\n")
+    try:
+        change = await demo.client.next_notification("pi/systemPromptChanged", timeout=5)
+    except TimeoutError:
+        demo.out("edited AGENTS.md: no pi/systemPromptChanged within 5 s")
+        return
+    elapsed = (time.perf_counter() - started) * 1000
+    tokens = ", ".join(f"{Path(s['path']).name} {s['tokens']}" for s in change["sources"])
+    demo.out(f"edited AGENTS.md → pi/systemPromptChanged after {elapsed:.0f} ms ({tokens} tokens)")
+
+
 STEPS: list[Step] = [
     ("Create a session", create_session),
     ("Append a tool-using conversation", tool_conversation),
@@ -145,16 +236,21 @@ STEPS: list[Step] = [
     ("Label the fork point", label),
     ("The tree", show_tree),
     ("The context of both branches", show_contexts),
+    ("Compact the session", compact),
     ("Where it is stored", show_file),
+    ("The system prompt", system_prompt),
 ]
 
 
 async def _run(root: Path, steps: list[Step]) -> int:
     env = dict(os.environ, PI_CODING_AGENT_DIR=str(root / "agent"))
     env.pop("ANTHROPIC_API_KEY", None)
+    env["HOME"] = str(root / "home")  # the prompt step must not read the user's ~/.agents/skills
     client = await RpcClient.start(env=env, cwd=str(root), quiet=True)
     try:
-        info = await client.initialize(str(root), {"pi": {"sessionDir": str(root / "sessions")}})
+        # A tiny keepRecentTokens so that the short demo conversation has something to summarise.
+        options = {"pi": {"sessionDir": str(root / "sessions"), "compaction": {"keepRecentTokens": 10}}}
+        info = await client.initialize(str(root), options)
         server = info.get("serverInfo", {})
         print(f"started {server.get('name')} {server.get('version')} over stdio (pid {client.process.pid})")
         demo = Demo(client, root)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
 from pi_lsp.server.params import Params
+from pi_lsp.server.prompt_features import get_system_prompt, list_skills
 from pi_lsp.server.reserved import RESERVED_METHODS
 from pi_lsp.service import entries as ops
 from pi_lsp.service.compaction import Progress
@@ -194,6 +195,8 @@ METHODS: dict[str, Handler] = {
     "pi/buildContext": build_context,
     "pi/prepareCompaction": prepare_compaction,
     "pi/compact": compact,
+    "pi/getSystemPrompt": get_system_prompt,
+    "pi/listSkills": list_skills,
 }
 assert tuple(METHODS) == IMPLEMENTED_METHODS, "keep capabilities.IMPLEMENTED_METHODS in sync"
 METHODS.update({method: _reserved(method, part) for method, part in RESERVED_METHODS.items()})

@@ -9,7 +9,5 @@ typo. The compaction, prompt and chat wiring replaces entries here by real handl
 from __future__ import annotations
 
 RESERVED_METHODS: dict[str, str] = {
-    "pi/getSystemPrompt": "systemPrompt",
-    "pi/listSkills": "skills",
     "pi/prompt": "chat",
 }

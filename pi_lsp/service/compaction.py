@@ -309,7 +309,7 @@ class Prepared:
     last_type: str | None
     thinking_level: Any
     model: Mapping[str, Any] | None
-    api_key: str | None
+    api_key: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -818,7 +818,7 @@ async def _load_sdk(summarizer: Any) -> None:
     """Import the Anthropic SDK (seconds) in a thread instead of on the event loop."""
     from pi_lsp.llm import AnthropicSummarizer
 
-    if isinstance(summarizer, AnthropicSummarizer):
+    if isinstance(summarizer, AnthropicSummarizer) and summarizer.client.has_api_key:
         loop = asyncio.get_running_loop()
         for name in ("anthropic", "httpx2"):
             await loop.run_in_executor(None, importlib.import_module, name)

@@ -48,6 +48,9 @@ class PiService:
         from pi_lsp.service.compaction import CompactionService
 
         self.compaction = CompactionService(self)  # installs context_usage and an append listener
+        from pi_lsp.service.prompt import PromptService
+
+        self.prompt = PromptService(self)  # system prompt: watching, diagnostics, hover
 
     # ------------------------------------------------------------------ clients
 
@@ -59,9 +62,11 @@ class PiService:
         for session_id in list(client.open):
             self._release(client, session_id)
         self.registry.clients.discard(client)
+        self.prompt.disconnect(client)
 
     async def close(self) -> None:
         await self.compaction.aclose()
+        await self.prompt.aclose()
         await self.watcher.close()
         self.executor.shutdown(wait=True)
 
@@ -148,10 +153,12 @@ class PiService:
         self.registry.attach(client, session)
         if manager.persist and manager.session_file is not None:
             self.watcher.watch(session.id, manager.session_file)
+        self.prompt.sessions_changed()  # a session's cwd is watched for prompt changes
         return session
 
     def _release(self, client: Client, session_id: str) -> None:
         client.open.discard(session_id)
+        self.prompt.sessions_changed()
         if client.active == session_id:
             client.active = None
         if self.registry.holders(session_id):
@@ -170,6 +177,7 @@ class PiService:
             existing = self.registry.find_path(path)
             if existing is not None:
                 self.registry.attach(client, existing)
+                self.prompt.sessions_changed()
                 return wire.session_state(existing.manager)
             before = _inode(path)
             loop = asyncio.get_running_loop()

@@ -52,13 +52,15 @@ async def lsp_server(
     base_url: str | None = None,
     name: str = "server",
 ) -> AsyncIterator[LanguageClient]:
-    """A real server subprocess (stdio, pytest-lsp) logging at debug level to ``<name>.log``."""
+    """A real server subprocess (stdio, pytest-lsp) logging at debug level to ``logs/<name>.log``
+    (a folder of its own: the server watches the workspace's ancestors for AGENTS.md files)."""
     env: dict[str, str] = {}
     if key is not None:
         env["ANTHROPIC_API_KEY"] = key
     if base_url is not None:
         env["ANTHROPIC_BASE_URL"] = base_url
-    log_file = tmp_path / f"{name}.log"
+    log_file = tmp_path / "logs" / f"{name}.log"
+    log_file.parent.mkdir(exist_ok=True)
     config = ClientServerConfig(
         server_command=[*SERVER, "--log-file", str(log_file), "--log-level", "debug"],
         server_env=server_env(tmp_path / "agent", **env),
@@ -97,7 +99,7 @@ def send(client: LanguageClient, method: str, params: dict[str, Any]) -> tuple[s
 
 
 def cancel(client: LanguageClient, msg_id: str) -> None:
-    client.protocol.notify("$/cancelRequest", {"id": msg_id})
+    client.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
 
 
 def events(client: LanguageClient, method: str | None = None) -> list[Any]:

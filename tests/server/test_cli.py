@@ -100,4 +100,7 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
     assert out.count("context of the") == 2 and "toolResult read" in out
     file = Path(out.rsplit("session file: ", 1)[1].splitlines()[0])
     assert file.exists() and file.is_relative_to(tmp_path / "demo")
-    assert len(file.read_text().splitlines()) == 1 + 9
+    assert "compacted by offline (no API key" in out and "│ *Offline summary" in out
+    assert "tokensBefore 2940 → tokensAfter" in out and "1. compactionSummary: *Offline summary" in out
+    lines = file.read_text().splitlines()
+    assert len(lines) == 1 + 10 and '"type":"compaction"' in lines[-1]

@@ -72,7 +72,8 @@ def test_run_config_reads_pi_settings(tmp_path: Path, monkeypatch: pytest.Monkey
     assert config.compaction == CompactionSettings() and config.model is None
     settings.set_initialization_options({"pi": {
         "model": "claude-a", "compaction": {"model": "claude-b", "keepRecentTokens": 5},
-        "retry": {"baseDelayMs": 10, "provider": {"maxRetries": 1, "timeoutMs": 1500, "maxRetryDelayMs": 2000}},
+        "retry": {"baseDelayMs": 10,
+                  "provider": {"maxRetries": 1, "timeoutMs": 1500, "maxRetryDelayMs": 2000}},
         "branchSummary": {"reserveTokens": 1000},
     }})  # fmt: skip
     config = RunConfig.from_settings(settings, keep_recent_tokens=7)
@@ -112,7 +113,8 @@ def test_context_overflow_patterns() -> None:
     for text in ("prompt is too long: 213462 tokens > 200000 maximum",
                  '413 {"error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}',
                  "Your input exceeds the context window of this model", "413 status code (no body)",
-                 "prompt too long; exceeded max context length by 12 tokens", "Too many tokens in input"):  # fmt: skip
+                 "prompt too long; exceeded max context length by 12 tokens",
+                 "Too many tokens in input"):  # fmt: skip
         assert is_context_overflow(error(text)), text
     for text in ("Throttling error: Too many tokens, please wait", "rate limit: too many tokens",
                  "Service unavailable: prompt is too long", "overloaded_error", ""):  # fmt: skip
@@ -130,7 +132,9 @@ def test_context_overflow_patterns() -> None:
 USAGE = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
 
 
-def assistant(total: int, *, stop: str = "stop", timestamp: int | None = None, **extra: Any) -> dict[str, Any]:
+def assistant(
+    total: int, *, stop: str = "stop", timestamp: int | None = None, **extra: Any
+) -> dict[str, Any]:
     message: dict[str, Any] = {
         "role": "assistant", "content": [{"type": "text", "text": "answer"}], "api": "anthropic-messages",
         "provider": "anthropic", "model": "claude-test", "usage": {**USAGE, "totalTokens": total},
@@ -141,12 +145,16 @@ def assistant(total: int, *, stop: str = "stop", timestamp: int | None = None, *
     return message
 
 
-def checker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **pi: Any) -> tuple[Any, SessionManager, RunConfig]:
+def checker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **pi: Any
+) -> tuple[Any, SessionManager, RunConfig]:
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     service = PiService(workers=1)
     manager = SessionManager.in_memory(str(tmp_path))
     settings = Settings(None)
-    settings.set_initialization_options({"pi": {"contextWindow": 10000, "compaction": {"reserveTokens": 2000}, **pi}})
+    settings.set_initialization_options(
+        {"pi": {"contextWindow": 10000, "compaction": {"reserveTokens": 2000}, **pi}}
+    )
     return service.compaction, manager, RunConfig.from_settings(settings)
 
 

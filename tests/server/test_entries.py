@@ -189,9 +189,12 @@ async def test_set_leaf_and_navigate(client: LanguageClient, tmp_path: Path) -> 
         "reason": "navigate",
     }
     assert (await call_error(client, "pi/navigate", {"targetId": "nope"})).code == -32002
-    summary = await call_error(client, "pi/navigate", {"targetId": "e6", "summarize": True})
-    assert summary.code == -32601 and "not available" in summary.message
-    assert (await call(client, "pi/getSessionState", {}))["leafId"] == labelled["leafId"]  # unchanged
+    # with summarize the abandoned part (here only the label entry: no messages) is summarised as pi
+    # does ("No content to summarize") under the new leaf; tests/server/test_branch_summary.py has more
+    summary = await call(client, "pi/navigate", {"targetId": "e6", "summarize": True})
+    written = (await call(client, "pi/getEntry", {"id": summary["summaryEntryId"]}))["entry"]
+    assert written["type"] == "branch_summary" and written["parentId"] == "e6" and written["fromId"] == "e6"
+    assert written["summary"] == "No content to summarize" and summary["leafId"] == summary["summaryEntryId"]
 
 
 async def test_labels_and_names(client: LanguageClient, tmp_path: Path) -> None:
@@ -226,6 +229,14 @@ async def test_build_context_equals_pi(client: LanguageClient, tmp_path: Path) -
         "messages": [],
         "thinkingLevel": "off",
         "model": None,
+        "usage": {
+            "tokens": 0,
+            "usageTokens": 0,
+            "trailingTokens": 0,
+            "contextWindow": 200000,
+            "percent": 0.0,
+            "shouldCompact": False,
+        },
     }
     assert (await call_error(client, "pi/buildContext", {"leafId": "nope"})).code == -32002
     assert (await call(client, "pi/getSessionState", {}))[

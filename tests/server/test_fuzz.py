@@ -22,7 +22,7 @@ from tests.server.conftest import copy_fixture, start_raw
 
 T = TypeVar("T")
 METHODS = [*IMPLEMENTED_METHODS, *RESERVED_METHODS, "pi/notAMethod"]
-EXPECTED_CODES = {-32600, -32601, -32602, -32001, -32002, -32005, -32006}
+EXPECTED_CODES = {-32600, -32601, -32602, -32001, -32002, -32003, -32004, -32005, -32006}
 IDS = ["e1", "e4", "e6", "e7", "e12", "e17"]
 
 json_values = st.recursive(
@@ -76,6 +76,10 @@ known_params = st.fixed_dictionaries(
         "label": json_values,
         "name": json_values,
         "summarize": json_values,
+        "customInstructions": json_values,
+        "replaceInstructions": json_values,
+        "keepRecentTokens": json_values,
+        "workDoneToken": json_values,
         "query": json_values,
         "all": json_values,
         "persist": json_values,
