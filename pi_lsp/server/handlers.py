@@ -15,8 +15,8 @@ from pi_lsp.server.params import Params
 from pi_lsp.server.prompt_features import get_system_prompt, list_skills
 from pi_lsp.server.reserved import RESERVED_METHODS
 from pi_lsp.service import entries as ops
-from pi_lsp.service.compaction import Progress
 from pi_lsp.service.errors import InvalidParams, NotAvailable
+from pi_lsp.service.progress import Progress
 from pi_lsp.service.registry import Client
 from pi_lsp.service.sessions import PiService
 

@@ -28,26 +28,22 @@ import importlib
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from pi_lsp.compaction.overflow import is_context_overflow
-from pi_lsp.compaction.prepare import CompactionPreparation, CompactionSettings, prepare_compaction
+from pi_lsp.compaction.prepare import CompactionPreparation, prepare_compaction
 from pi_lsp.compaction.tokenizers import EstimateTokenizer, Tokenizer, TokenizerUnavailable, make_tokenizer
 from pi_lsp.compaction.tokens import (
     ContextUsage,
-    TokenCache,
     UsageSettings,
-    assistant_usage,
-    calculate_context_tokens,
     context_entries,
     context_usage_for_path,
-    estimate_path_context_tokens,
-    should_compact,
 )
 from pi_lsp.service import entries as ops
 from pi_lsp.service import navigate as nav
+from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED, Decision, SessionCompactionState, decide
+from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.errors import (
     INTERNAL_ERROR,
     ModelError,
@@ -58,245 +54,22 @@ from pi_lsp.service.errors import (
     from_exception,
     redact,
 )
+from pi_lsp.service.progress import Progress, notify_now
+from pi_lsp.service.record_entries import RecordEntry, usage_path
 from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
 from pi_lsp.session import SessionManager
-from pi_lsp.session.context import iso_to_ms
-from pi_lsp.session.records import EntryRecord
 from pi_lsp.session.view import ContextView
 
 if TYPE_CHECKING:
-    from pi_lsp.llm.anthropic_client import RetryPolicy
     from pi_lsp.llm.summarizer import Summarizer
     from pi_lsp.service.sessions import PiService
 
 log = logging.getLogger(__name__)
 
-OVERFLOW_EXHAUSTED: Final = (
-    "Context overflow recovery failed after one compact-and-retry attempt. "
-    "Try reducing context or switching to a larger-context model."
-)
-DEFAULT_TIMEOUT_S: Final = 600.0
-_MISSING: Final = object()
-
-
-# ------------------------------------------------------------------------------------ entries
-
-
-class RecordEntry(Mapping[str, Any]):
-    """A stored entry seen as a read-only dict, parsed only when a field beyond the basics is read.
-
-    The compaction domain works on entry mappings; most of what it reads on most entries (type,
-    id, parent, timestamp) is already on the :class:`EntryRecord`, so whole branches can be handed
-    over without parsing every line.
-    """
-
-    __slots__ = ("_entry", "_message", "record")
-
-    def __init__(self, record: EntryRecord) -> None:
-        self.record = record
-        self._entry: dict[str, Any] | None = None
-        self._message: Any = _MISSING
-
-    def _full(self) -> dict[str, Any]:
-        if self._entry is None:
-            self._entry = self.record.entry()
-        return self._entry
-
-    def get(self, key: str, default: Any = None) -> Any:
-        record = self.record
-        if key == "type" and record.type:
-            return record.type
-        if key == "id" and record.id is not None:
-            return record.id
-        if key == "parentId" and record.parent_id is not None:
-            return record.parent_id
-        if key == "timestamp" and isinstance(record.timestamp, str):
-            return record.timestamp
-        if key == "message" and record.type == "message":
-            if self._message is _MISSING:
-                message = record.message()
-                self._message = message if message is not None else self._full().get("message", _MISSING)
-            return default if self._message is _MISSING else self._message
-        return self._full().get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        value = self.get(key, _MISSING)
-        if value is _MISSING:
-            raise KeyError(key)
-        return value
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self.get(key, _MISSING) is not _MISSING
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._full())
-
-    def __len__(self) -> int:
-        return len(self._full())
-
-
-def usage_path(path: Sequence[EntryRecord], compaction_index: int) -> list[RecordEntry]:
-    """The smallest sub-path for which ``context_usage_for_path`` gives the full path's answer.
-
-    The answer only depends on the last compaction (the post-compaction rule) and on the context
-    from the last valid assistant usage on: ``[last compaction] + path[last usage:]``. Without any
-    usage after the compaction the answer is "unknown", decided by the compaction alone; without
-    usage and without compaction every message counts and the whole path is needed.
-    """
-    usage_index: int | None = None
-    for index in range(len(path) - 1, compaction_index, -1):
-        record = path[index]
-        if record.type == "message" and record.role == "assistant":
-            message = record.message()
-            if message is not None and assistant_usage(message) is not None:
-                usage_index = index
-                break
-    if compaction_index < 0:
-        chosen: Sequence[EntryRecord] = path if usage_index is None else path[usage_index:]
-        return [RecordEntry(record) for record in chosen]
-    start = usage_index if usage_index is not None else compaction_index + 1
-    return [RecordEntry(path[compaction_index]), *(RecordEntry(record) for record in path[start:])]
-
-
-# ------------------------------------------------------------------------------------ settings
-
-
-def _number(data: Mapping[str, Any], key: str) -> float | None:
-    value = data.get(key)
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    return None
-
-
-def _section(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = data.get(key)
-    return value if isinstance(value, Mapping) else {}
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """The settings one compaction uses, read once from the client's settings."""
-
-    context_window: int
-    compaction: CompactionSettings
-    tokenizer: str
-    summarizer: str
-    model: str | None
-    max_retries: int = 3
-    base_delay: float = 2.0
-    max_delay: float = 60.0
-    timeout: float = DEFAULT_TIMEOUT_S
-    branch_reserve_tokens: int = 16384
-
-    @classmethod
-    def from_settings(cls, settings: Settings, keep_recent_tokens: int | None = None) -> RunConfig:
-        """pi's settings: ``compaction.*``, ``retry.{enabled, maxRetries, baseDelayMs}``,
-        ``retry.provider.{maxRetries, maxRetryDelayMs, timeoutMs}``, ``branchSummary.reserveTokens``."""
-        section = settings.compaction
-        raw = settings.as_dict()
-        retry = _section(raw, "retry")
-        provider = _section(retry, "provider")
-        retries = _number(provider, "maxRetries")
-        retries = _number(retry, "maxRetries") if retries is None else retries
-        base = _number(retry, "baseDelayMs")
-        max_delay = _number(provider, "maxRetryDelayMs")
-        max_delay = _number(retry, "maxDelayMs") if max_delay is None else max_delay
-        timeout = _number(provider, "timeoutMs")
-        branch = _number(_section(raw, "branchSummary"), "reserveTokens")
-        return cls(
-            context_window=settings.context_window,
-            compaction=CompactionSettings(
-                enabled=section.enabled,
-                reserve_tokens=section.reserve_tokens,
-                keep_recent_tokens=section.keep_recent_tokens
-                if keep_recent_tokens is None
-                else keep_recent_tokens,
-            ),
-            tokenizer=settings.tokenizer,
-            summarizer=settings.summarizer,
-            model=section.model or settings.model,
-            max_retries=0 if retry.get("enabled") is False else int(3 if retries is None else retries),
-            base_delay=2.0 if base is None else base / 1000,
-            max_delay=60.0 if max_delay is None else max_delay / 1000,
-            timeout=DEFAULT_TIMEOUT_S if not timeout else timeout / 1000,
-            branch_reserve_tokens=16384 if branch is None else int(branch),
-        )
-
-    def retry_policy(self) -> RetryPolicy:
-        from pi_lsp.llm.anthropic_client import RetryPolicy
-
-        return RetryPolicy(self.max_retries, self.base_delay, self.max_delay)
-
-
-# ------------------------------------------------------------------------------------ progress
-
-
-def notify_now(client: Client, method: str, params: dict[str, Any]) -> None:
-    """Send a notification right away, even from inside a request handler.
-
-    The connection's notifier holds notifications caused by a request until its response is out;
-    progress and compaction events belong *before* the response, so they are sent from a fresh
-    context (scheduled in order with everything else on the loop).
-    """
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        client.notify(method, params)
-        return
-    loop.call_soon(_send, client, method, params, context=contextvars.Context())
-
-
-def _send(client: Client, method: str, params: dict[str, Any]) -> None:
-    try:
-        client.notify(method, params)
-    except Exception:
-        log.exception("could not send %s to client %s", method, client.id)
-
-
-class Progress:
-    """``$/progress`` for a request that came with a ``workDoneToken`` (silent without one)."""
-
-    def __init__(self, client: Client | None = None, token: int | str | None = None) -> None:
-        self.client = client
-        self.token = token
-        self.started = False
-        self.ended = False
-
-    def _value(self, value: dict[str, Any]) -> None:
-        if self.client is not None and self.token is not None and not self.ended:
-            notify_now(self.client, "$/progress", {"token": self.token, "value": value})
-
-    def begin(self, title: str, message: str | None = None) -> None:
-        value: dict[str, Any] = {"kind": "begin", "title": title, "cancellable": True}
-        if message:
-            value["message"] = message
-        self._value(value)
-        self.started = True
-
-    def report(self, message: str, percentage: int | None = None) -> None:
-        value: dict[str, Any] = {"kind": "report", "message": message}
-        if percentage is not None:
-            value["percentage"] = percentage
-        self._value(value)
-
-    def end(self, message: str | None = None) -> None:
-        value: dict[str, Any] = {"kind": "end"}
-        if message:
-            value["message"] = message
-        self._value(value)
-        self.ended = True
 
 
 # ------------------------------------------------------------------------------------ state
-
-
-@dataclass
-class SessionCompactionState:
-    """Per open session: token counts seen so far and the overflow-recovery flag."""
-
-    cache: TokenCache = field(default_factory=TokenCache)
-    overflow_attempted: bool = False
 
 
 @dataclass
@@ -310,13 +83,6 @@ class Prepared:
     thinking_level: Any
     model: Mapping[str, Any] | None
     api_key: str | None = field(default=None, repr=False)
-
-
-@dataclass(frozen=True)
-class Decision:
-    reason: str
-    will_retry: bool = False
-    exhausted: bool = False
 
 
 class CompactionService:
@@ -664,51 +430,8 @@ class CompactionService:
             log.info("auto-compaction (%s) did not complete: %s", decision.reason, redact(str(error)))
 
     def check(self, manager: SessionManager, config: RunConfig, entry_id: str) -> Decision | None:
-        """pi's ``_checkCompaction`` for the assistant message ``entry_id`` (runs under the lock).
-
-        An assistant that asked for tools (``stopReason: "toolUse"``) does not end a run in pi's
-        agent loop, so it is not checked; the message that ends the run is.
-        """
-        record = manager.get_record(entry_id)
-        message = record.message() if record is not None else None
-        if message is None:
-            return None
-        state = self.state(manager)
-        stop = message.get("stopReason")
-        if stop != "error":
-            state.overflow_attempted = False
-        settings = config.compaction
-        if not settings.enabled or stop in ("aborted", "toolUse"):
-            return None
-        view = manager.context_view()
-        path = view.path
-        if not any(path[i].id == entry_id for i in range(len(path) - 1, -1, -1)):
-            return None  # the leaf has moved off this message's branch
-        compaction_index = view.compaction_index
-        compaction_ms = iso_to_ms(path[compaction_index].timestamp) if compaction_index >= 0 else None
-        if _is_before(message.get("timestamp"), compaction_ms):
-            return None  # stale: this message predates the latest compaction
-        window = config.context_window
-        if is_context_overflow(message, window):
-            if state.overflow_attempted:
-                return Decision("overflow", exhausted=True)
-            state.overflow_attempted = True
-            return Decision("overflow", will_retry=True)
-        if stop == "error":
-            entries = usage_path(path, compaction_index)
-            start = 1 if compaction_index >= 0 else 0
-            source = entries[start].get("message") if len(entries) > start else None
-            if not isinstance(source, dict) or assistant_usage(source) is None:
-                return None  # no usage at all (or only pre-compaction usage)
-            if _is_before(source.get("timestamp"), compaction_ms):
-                return None
-            tokens = estimate_path_context_tokens(entries, self.state(manager).cache)["tokens"]
-        else:
-            usage = message.get("usage")
-            tokens = calculate_context_tokens(usage) if isinstance(usage, dict) else 0
-        if should_compact(tokens, window, settings):
-            return Decision("threshold")
-        return None
+        """pi's ``_checkCompaction`` for the assistant message ``entry_id`` (runs under the lock)."""
+        return decide(manager, config, entry_id, self.state(manager))
 
     # ------------------------------------------------------------------ branch summaries
 
@@ -796,13 +519,6 @@ def model_error(error: Any) -> ModelError:
     if error.status is not None:
         data["status"] = error.status
     return ModelError(redact(error.message), data)
-
-
-def _is_before(timestamp: Any, compaction_ms: float | int | None) -> bool:
-    """pi's stale guard: ``message.timestamp <= Date(compaction.timestamp)``."""
-    if compaction_ms is None or not isinstance(timestamp, int | float) or isinstance(timestamp, bool):
-        return False
-    return timestamp <= compaction_ms
 
 
 def _after_response(fn: Callable[[], None]) -> None:
