@@ -83,3 +83,36 @@ class PiOracle:
             self._proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self._proc.kill()
+
+
+def pi_app_system_prompt(
+    oracle: PiOracle,
+    *,
+    cwd: str,
+    agent_dir: str,
+    home: str,
+    tools: list[str] | None,
+    now: str,
+    tz: str,
+    custom: str | None = None,
+    append: str | None = None,
+) -> str:
+    """pi's app pipeline: its resource loader, then ``buildSystemPrompt`` with the built-in tools."""
+    args: dict[str, Any] = {"cwd": cwd, "agentDir": agent_dir, "home": home}
+    if custom is not None:
+        args["systemPrompt"] = custom
+    if append is not None:
+        args["appendSystemPrompt"] = [append]
+    resources = oracle.result("resources", **args)
+    options: dict[str, Any] = {
+        "cwd": cwd,
+        "skills": resources["skills"],
+        "contextFiles": resources["agentsFiles"],
+        "selectedTools": tools if tools is not None else ["read", "bash", "edit", "write"],
+    }
+    if resources["systemPrompt"] is not None:
+        options["customPrompt"] = resources["systemPrompt"]
+    if resources["appendSystemPrompt"]:
+        options["appendSystemPrompt"] = "\n\n".join(resources["appendSystemPrompt"])
+    text: str = oracle.result("systemPrompt", options=options, builtinToolMetadata=True, now=now, tz=tz)
+    return text

@@ -11,12 +11,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib
+import logging
 import math
 import threading
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from pi_lsp.jscompat import js_len
+
+log = logging.getLogger(__name__)
 
 CL100K_FILE: Final = "cl100k_base.tiktoken"
 CL100K_SHA256: Final = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
@@ -130,3 +133,24 @@ def make_tokenizer(name: str) -> Tokenizer:
     if name == "estimate":
         return EstimateTokenizer()
     raise ValueError(f"unknown tokenizer {name!r} (expected 'tiktoken' or 'estimate')")
+
+
+_SHARED: dict[str, Tokenizer] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_tokenizer(name: str) -> Tokenizer:
+    """The named tokenizer, built once per process; pi's estimate when tiktoken's data is missing.
+
+    Building cl100k takes a while and its tables are large, so every service shares one instance.
+    """
+    with _SHARED_LOCK:
+        tokenizer = _SHARED.get(name)
+        if tokenizer is None:
+            try:
+                tokenizer = make_tokenizer(name)
+            except (TokenizerUnavailable, ValueError) as error:
+                log.warning("tokenizer %s unavailable (%s); using pi's estimate", name, error)
+                tokenizer = EstimateTokenizer()
+            _SHARED[name] = tokenizer
+        return tokenizer

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pi_lsp.compaction.prepare import CompactionPreparation, prepare_compaction
-from pi_lsp.compaction.tokenizers import EstimateTokenizer, Tokenizer, TokenizerUnavailable, make_tokenizer
+from pi_lsp.compaction.tokenizers import Tokenizer, shared_tokenizer
 from pi_lsp.compaction.tokens import (
     ContextUsage,
     UsageSettings,
@@ -93,7 +93,6 @@ class CompactionService:
         self._states: weakref.WeakKeyDictionary[SessionManager, SessionCompactionState] = (
             weakref.WeakKeyDictionary()
         )
-        self._tokenizers: dict[str, Tokenizer] = {}
         self._lock = threading.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
         service.context_usage = self.context_usage
@@ -116,17 +115,8 @@ class CompactionService:
             return state
 
     def tokenizer(self, name: str) -> Tokenizer:
-        """The named tokenizer (built once); pi's estimate when tiktoken's data is unavailable."""
-        with self._lock:
-            tokenizer = self._tokenizers.get(name)
-            if tokenizer is None:
-                try:
-                    tokenizer = make_tokenizer(name)
-                except (TokenizerUnavailable, ValueError) as error:
-                    log.warning("tokenizer %s unavailable (%s); using pi's estimate", name, error)
-                    tokenizer = EstimateTokenizer()
-                self._tokenizers[name] = tokenizer
-            return tokenizer
+        """The named tokenizer (shared by the process); pi's estimate when tiktoken is unavailable."""
+        return shared_tokenizer(name)
 
     def broadcast(self, session: OpenSession, method: str, params: dict[str, Any]) -> None:
         for client in self.service.registry.holders(session.id):

@@ -31,7 +31,6 @@ import asyncio
 import contextvars
 import logging
 import os
-import threading
 from collections.abc import Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from urllib.parse import unquote, urlparse
 import orjson
 
 from pi_lsp.agent_dir import expand_home
-from pi_lsp.compaction.tokenizers import EstimateTokenizer, Tokenizer, TokenizerUnavailable, make_tokenizer
+from pi_lsp.compaction.tokenizers import Tokenizer, shared_tokenizer
 from pi_lsp.prompt.assemble import PromptResult, SkillListJson, assemble_system_prompt, list_skills
 from pi_lsp.prompt.diagnostics import LspDiagnostic, PromptFileIndex
 from pi_lsp.prompt.watch import PromptWatcher
@@ -171,8 +170,6 @@ class PromptService:
         self._states: dict[Client, ClientPromptState] = {}
         self._sync_lock: asyncio.Lock | None = None
         self._root_locks: dict[str, asyncio.Lock] = {}
-        self._tokenizers: dict[str, Tokenizer] = {}
-        self._tokenizer_lock = threading.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._syncs: set[asyncio.Task[Any]] = set()
         self._closed = False
@@ -180,17 +177,8 @@ class PromptService:
     # ------------------------------------------------------------------ helpers
 
     def tokenizer(self, name: str) -> Tokenizer:
-        """The named tokenizer (built once); pi's estimate when tiktoken's data is unavailable."""
-        with self._tokenizer_lock:
-            tokenizer = self._tokenizers.get(name)
-            if tokenizer is None:
-                try:
-                    tokenizer = make_tokenizer(name)
-                except (TokenizerUnavailable, ValueError) as error:
-                    log.warning("tokenizer %s unavailable (%s); using pi's estimate", name, error)
-                    tokenizer = EstimateTokenizer()
-                self._tokenizers[name] = tokenizer
-            return tokenizer
+        """The named tokenizer (shared by the process); pi's estimate when tiktoken is unavailable."""
+        return shared_tokenizer(name)
 
     async def _in_thread(self, fn: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn)

@@ -21,7 +21,7 @@ from pi_lsp.prompt.system_prompt import (
     local_date,
     pi_docs_paths,
 )
-from tests.oracle import PiOracle
+from tests.oracle import PiOracle, pi_app_system_prompt
 from tests.prompt.helpers import SKILL_FIXTURES, Tree, build_rich_tree, copy_fixtures
 
 NOW = "2026-03-02T03:00:00Z"
@@ -158,24 +158,9 @@ def _pi_app_prompt(
     custom: str | None = None,
     append: str | None = None,
 ) -> str:
-    resource_args: dict[str, Any] = {"cwd": cwd, "agentDir": agent, "home": home}
-    if custom is not None:
-        resource_args["systemPrompt"] = custom
-    if append is not None:
-        resource_args["appendSystemPrompt"] = [append]
-    resources = oracle.result("resources", **resource_args)
-    options: dict[str, Any] = {
-        "cwd": cwd,
-        "skills": resources["skills"],
-        "contextFiles": resources["agentsFiles"],
-        "selectedTools": tools if tools is not None else ["read", "bash", "edit", "write"],
-    }
-    if resources["systemPrompt"] is not None:
-        options["customPrompt"] = resources["systemPrompt"]
-    if resources["appendSystemPrompt"]:
-        options["appendSystemPrompt"] = "\n\n".join(resources["appendSystemPrompt"])
-    result: str = oracle.result("systemPrompt", options=options, builtinToolMetadata=True, now=NOW, tz=tz)
-    return result
+    return pi_app_system_prompt(
+        oracle, cwd=cwd, agent_dir=agent, home=home, tools=tools, now=NOW, tz=tz, custom=custom, append=append
+    )
 
 
 PIPELINE_CASES: list[tuple[str, list[str] | None, str | None, str | None, bool]] = [

@@ -17,7 +17,7 @@ from pi_lsp.prompt.assemble import assemble_system_prompt, list_skills
 from pi_lsp.prompt.system_prompt import pi_docs_paths
 from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
 from pi_lsp.server.reserved import RESERVED_METHODS
-from tests.oracle import PiOracle
+from tests.oracle import PiOracle, pi_app_system_prompt
 from tests.prompt.helpers import COLLISION_FIXTURES, SKILL_FIXTURES, Tree, build_rich_tree, copy_fixtures
 from tests.server.prompt_support import (
     Workspace,
@@ -133,25 +133,17 @@ def _pi_prompt(
     custom: str | None,
     append: str | None,
 ) -> str:
-    """pi's app pipeline: its resource loader, then ``buildSystemPrompt`` with the built-in tools."""
-    args: dict[str, Any] = {"cwd": cwd, "agentDir": str(space.agent), "home": str(space.home)}
-    if custom is not None:
-        args["systemPrompt"] = custom
-    if append is not None:
-        args["appendSystemPrompt"] = [append]
-    resources = oracle.result("resources", **args)
-    options: dict[str, Any] = {
-        "cwd": cwd,
-        "skills": resources["skills"],
-        "contextFiles": resources["agentsFiles"],
-        "selectedTools": tools if tools is not None else ["read", "bash", "edit", "write"],
-    }
-    if resources["systemPrompt"] is not None:
-        options["customPrompt"] = resources["systemPrompt"]
-    if resources["appendSystemPrompt"]:
-        options["appendSystemPrompt"] = "\n\n".join(resources["appendSystemPrompt"])
-    text: str = oracle.result("systemPrompt", options=options, builtinToolMetadata=True, now=_NOW, tz="UTC")
-    return text
+    return pi_app_system_prompt(
+        oracle,
+        cwd=cwd,
+        agent_dir=str(space.agent),
+        home=str(space.home),
+        tools=tools,
+        now=_NOW,
+        tz="UTC",
+        custom=custom,
+        append=append,
+    )
 
 
 _NOW = "2026-03-02T03:00:00Z"
