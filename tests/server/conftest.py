@@ -7,6 +7,7 @@ so nothing here reads or writes ``~/.pi``.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import shutil
 import sys
@@ -25,12 +26,12 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, 
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from pi_lsp.server.rpc_client import RpcClient
+from tests.oracle import FIXTURES
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "branched-v3.jsonl"
-if not FIXTURE.exists():
-    FIXTURE = Path("/work/shared/fixtures/branched-v3.jsonl")
-PI_FIXTURES = FIXTURE.parent / "pi"
+FIXTURE = FIXTURES / "branched-v3.jsonl"
+PI_FIXTURES = FIXTURES / "pi"
 AGENT_ROOT = Path(tempfile.mkdtemp(prefix="pi-lsp-tests-"))
+atexit.register(shutil.rmtree, AGENT_ROOT, ignore_errors=True)
 SERVER = [sys.executable, "-m", "pi_lsp"]
 
 
