@@ -6,11 +6,13 @@ for the current leaf. The result equals pi's for the same entries and leaf (chec
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final, TypedDict
+from typing import Any, Final, TypedDict, TypeVar
 
 Entry = dict[str, Any]
+T = TypeVar("T")
+M = TypeVar("M")
 Message = dict[str, Any]
 
 
@@ -66,24 +68,24 @@ def walk_to_root(leaf: Entry, by_id: Mapping[str, Entry]) -> list[Entry]:
     return path
 
 
-def custom_message_of(entry: Mapping[str, Any]) -> Message:
-    """The ``custom`` role message a ``custom_message`` entry stands for."""
-    message: Message = {"role": "custom"}
-    for key in ("customType", "content", "display", "details"):
+def _derived_message(entry: Mapping[str, Any], role: str, keys: tuple[str, ...]) -> Message:
+    """A message pi derives from an entry: the role, the fields the entry has, its time in ms."""
+    message: Message = {"role": role}
+    for key in keys:
         if key in entry:
             message[key] = entry[key]
     message["timestamp"] = iso_to_ms(entry.get("timestamp"))
     return message
 
 
+def custom_message_of(entry: Mapping[str, Any]) -> Message:
+    """The ``custom`` role message a ``custom_message`` entry stands for."""
+    return _derived_message(entry, "custom", ("customType", "content", "display", "details"))
+
+
 def branch_summary_message(entry: Mapping[str, Any]) -> Message:
     """The ``branchSummary`` role message a ``branch_summary`` entry stands for."""
-    summary: Message = {"role": "branchSummary"}
-    for key in ("summary", "fromId"):
-        if key in entry:
-            summary[key] = entry[key]
-    summary["timestamp"] = iso_to_ms(entry.get("timestamp"))
-    return summary
+    return _derived_message(entry, "branchSummary", ("summary", "fromId"))
 
 
 def entry_to_message(entry: Entry) -> Message | None:
@@ -101,12 +103,7 @@ def entry_to_message(entry: Entry) -> Message | None:
 
 def compaction_summary_message(entry: Mapping[str, Any]) -> Message:
     """The ``compactionSummary`` message that stands for a compaction entry in the context."""
-    message: Message = {"role": "compactionSummary"}
-    for key in ("summary", "tokensBefore"):
-        if key in entry:
-            message[key] = entry[key]
-    message["timestamp"] = iso_to_ms(entry.get("timestamp"))
-    return message
+    return _derived_message(entry, "compactionSummary", ("summary", "tokensBefore"))
 
 
 def select_leaf(
@@ -144,32 +141,40 @@ def context_from_path(path: Sequence[Entry]) -> SessionContext:
     }
 
 
-def messages_from_path(path: Sequence[Entry], compaction_index: int = -1) -> list[Message]:
-    """Context messages of a path, given the index of its last compaction (-1 for none)."""
+def select_context(
+    path: Sequence[T],
+    compaction_index: int,
+    *,
+    emit: Callable[[T], M | None],
+    summary: Callable[[T], M],
+    is_first_kept: Callable[[T, T], bool],
+) -> list[M]:
+    """pi's step 7 over any entry representation: with the path's last compaction C at
+    ``compaction_index``, C's summary, then the entries from C's first kept entry up to C, then
+    everything after C; without a compaction (-1), every entry's message."""
     if compaction_index < 0:
-        return _emit(path)
+        return [item for entry in path if (item := emit(entry)) is not None]
     compaction = path[compaction_index]
-    messages = [compaction_summary_message(compaction)]
-    first_kept = compaction.get("firstKeptEntryId")
+    items = [summary(compaction)]
     keeping = False
     for entry in path[:compaction_index]:
-        if not keeping and entry.get("id") == first_kept:
+        if not keeping and is_first_kept(entry, compaction):
             keeping = True
-        if keeping:
-            message = entry_to_message(entry)
-            if message is not None:
-                messages.append(message)
-    messages.extend(_emit(path[compaction_index + 1 :]))
-    return messages
+        if keeping and (item := emit(entry)) is not None:
+            items.append(item)
+    items.extend(item for entry in path[compaction_index + 1 :] if (item := emit(entry)) is not None)
+    return items
 
 
-def _emit(entries: Iterable[Entry]) -> list[Message]:
-    out: list[Message] = []
-    for entry in entries:
-        message = entry_to_message(entry)
-        if message is not None:
-            out.append(message)
-    return out
+def messages_from_path(path: Sequence[Entry], compaction_index: int = -1) -> list[Message]:
+    """Context messages of a path, given the index of its last compaction (-1 for none)."""
+    return select_context(
+        path,
+        compaction_index,
+        emit=entry_to_message,
+        summary=compaction_summary_message,
+        is_first_kept=lambda entry, compaction: entry.get("id") == compaction.get("firstKeptEntryId"),
+    )
 
 
 def index_by_id(entries: Iterable[Entry]) -> dict[str, Entry]:

@@ -19,6 +19,7 @@ from pi_lsp.session.context import (
     SessionContext,
     compaction_summary_message,
     entry_to_message,
+    select_context,
 )
 from pi_lsp.session.jsonl import dumps_compact
 from pi_lsp.session.records import EntryRecord
@@ -108,28 +109,13 @@ def build_view(path: Sequence[EntryRecord]) -> ContextView:
 
 
 def _items(path: Sequence[EntryRecord], compaction_index: int) -> list[ContextItem]:
-    items: list[ContextItem] = []
-    if compaction_index < 0:
-        for record in path:
-            item = _emit(record)
-            if item is not None:
-                items.append(item)
-        return items
-    compaction = path[compaction_index]
-    items.append(compaction_summary_message(compaction.entry()))
-    keeping = False
-    for record in path[:compaction_index]:
-        if not keeping and record.id is not None and record.id == compaction.first_kept:
-            keeping = True
-        if keeping:
-            item = _emit(record)
-            if item is not None:
-                items.append(item)
-    for record in path[compaction_index + 1 :]:
-        item = _emit(record)
-        if item is not None:
-            items.append(item)
-    return items
+    return select_context(
+        path,
+        compaction_index,
+        emit=_emit,
+        summary=lambda compaction: compaction_summary_message(compaction.entry()),
+        is_first_kept=lambda record, compaction: record.id is not None and record.id == compaction.first_kept,
+    )
 
 
 def extend_view(view: ContextView, record: EntryRecord) -> ContextView:
