@@ -17,9 +17,8 @@ from typing import Any
 import orjson
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED = REPO_ROOT.parent / "shared"
-ORACLE_SCRIPT = SHARED / "tools" / "pi-oracle" / "pi_oracle.mjs"
-FIXTURES = SHARED / "fixtures"
+ORACLE_SCRIPT = REPO_ROOT.parent / "shared" / "tools" / "pi-oracle" / "pi_oracle.mjs"
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
 PI_FIXTURES = FIXTURES / "pi"
 
 
