@@ -10,6 +10,8 @@ import os
 import re
 from typing import Any
 
+from pi_lsp import fileerrors
+
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
@@ -19,6 +21,7 @@ NOTHING_TO_COMPACT = -32003
 MODEL_ERROR = -32004
 INVALID_SESSION_FILE = -32005
 SESSION_BUSY = -32006
+FILE_ERROR = -32007
 REQUEST_CANCELLED = -32800
 
 
@@ -67,6 +70,21 @@ class SessionBusy(PiError):
     code = SESSION_BUSY
 
 
+class FileError(PiError):
+    """A file the request names or needs could not be used; ``data`` is ``{path, reason}``."""
+
+    code = FILE_ERROR
+
+    def __init__(self, message: str, path: str, reason: str) -> None:
+        super().__init__(message, {"path": path, "reason": reason})
+
+
+def file_error(error: OSError) -> FileError:
+    """The FileError for a failed file-system operation (reason words: :mod:`pi_lsp.fileerrors`)."""
+    path = os.fsdecode(error.filename) if isinstance(error.filename, (str, bytes)) else ""
+    return FileError(fileerrors.describe(error), path, fileerrors.reason_of(error))
+
+
 def from_exception(error: BaseException) -> PiError | None:
     """The protocol error for a domain exception, or None when it is unexpected (a bug)."""
     from pi_lsp.session import errors as session_errors
@@ -82,7 +100,7 @@ def from_exception(error: BaseException) -> PiError | None:
     if isinstance(error, session_errors.SessionFileConflictError):
         return SessionBusy(f"{error}; another writer changed the file, try again", {"conflict": True})
     if isinstance(error, OSError):
-        return PiError(f"file system error: {error.strerror or error} ({error.filename or 'no file'})")
+        return file_error(error)
     return None
 
 

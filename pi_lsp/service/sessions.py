@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from pi_lsp.service import entries as ops
 from pi_lsp.service import wire
-from pi_lsp.service.errors import InvalidParams, InvalidSessionFile, SessionNotFound
+from pi_lsp.service.errors import InvalidParams, SessionNotFound
 from pi_lsp.service.registry import Client, OpenSession, Registry, path_key
 from pi_lsp.service.settings import Settings
 from pi_lsp.service.watch import FileWatcher
@@ -220,8 +220,6 @@ class PiService:
 
     async def open_session(self, client: Client, path: str) -> dict[str, Any]:
         path = _absolute(path, client)
-        if os.path.isdir(path):
-            raise InvalidSessionFile(f"{path} is a directory, not a session file", {"path": path})
         return await self._open_path(client, path)
 
     async def continue_recent(self, client: Client, cwd: str | None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_lsp.agent_dir import sessions_root
+from pi_lsp.regular_files import open_regular
 from pi_lsp.session.context import iso_to_ms
 from pi_lsp.session.ids import format_iso
 from pi_lsp.session.jsonl import loads_line, split_lines
@@ -56,8 +57,9 @@ def _ms_to_iso(millis: float) -> str:
 def build_session_info(path: Path) -> SessionInfo | None:
     """SessionInfo for one file, or None when it is not a session (never migrates or writes)."""
     try:
-        data = path.read_bytes()
-        mtime_ms = path.stat().st_mtime * 1000
+        with open_regular(path) as handle:
+            data = handle.read()
+            mtime_ms = os.fstat(handle.fileno()).st_mtime * 1000
     except OSError:
         return None
     header: dict[str, Any] | None = None
@@ -164,7 +166,7 @@ def list_all_sessions(agent_dir: Path | None = None) -> list[SessionInfo]:
 def is_valid_session_file(path: Path) -> bool:
     """The first non-blank line is a header with a string id (no 512-byte limit, unlike pi)."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             for line in handle:
                 if line.strip():
                     obj = loads_line(line)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import orjson
 
+from pi_lsp.regular_files import open_regular
 from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.jsonl import RawLine, loads_line
 from pi_lsp.session.records import EntryRecord
@@ -66,7 +67,7 @@ def read_lines(
     number = first_line
     offset = start
     carry = b""
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         handle.seek(start)
         while chunk := handle.read(CHUNK_BYTES):
             buffer = carry + chunk if carry else chunk

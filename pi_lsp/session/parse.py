@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pi_lsp.regular_files import open_regular
 from pi_lsp.session.jsonl import loads_line, split_lines
 
 
@@ -27,7 +28,8 @@ def parse_session_entries(content: str | bytes) -> list[dict[str, Any]]:
 def load_entries_from_file(path: Path | str) -> list[dict[str, Any]]:
     """Parsed objects (header included) when the first one is a valid header, else ``[]``."""
     try:
-        data = Path(path).read_bytes()
+        with open_regular(path) as handle:
+            data = handle.read()
     except OSError:
         return []
     entries = parse_session_entries(data)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pi_lsp.regular_files import open_regular
 from pi_lsp.session import validate
 from pi_lsp.session.appends import AppendMethods
 from pi_lsp.session.context import UNSET, SessionContext, _Unset
@@ -519,7 +520,7 @@ class SessionManager(AppendMethods):
 
 
 def _has_content(path: Path) -> bool:
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         while chunk := handle.read(1 << 20):
             if chunk.strip():
                 return True

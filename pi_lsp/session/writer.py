@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pi_lsp.fileerrors import naming
+from pi_lsp.regular_files import check_regular
 from pi_lsp.session.errors import SessionFileConflictError
 
 
@@ -32,8 +34,10 @@ class AppendResult:
 def _locked_append_fd(path: Path) -> Iterator[int]:
     """An O_APPEND descriptor holding the lock on the inode that ``path`` names right now."""
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
         try:
+            check_regular(fd, path)
+            os.set_blocking(fd, True)
             fcntl.flock(fd, fcntl.LOCK_EX)
             # A rewrite may have renamed a new file over the path while we waited.
             try:
@@ -57,6 +61,17 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def _undo_partial_append(fd: int, size: int) -> None:
+    """Cut off what a failed append wrote (disk full, file too large), so no torn line is left.
+
+    Only our own bytes can be past ``size``: we hold the lock, and a writer that does not lock
+    (pi) appends whole lines; if the file is shorter than it was, someone else cut it: leave it.
+    """
+    with contextlib.suppress(OSError):
+        if os.fstat(fd).st_size > size:
+            os.ftruncate(fd, size)
+
+
 def append_lines(
     path: Path, data: bytes, *, fsync: bool = False, require_empty: bool = False
 ) -> AppendResult:
@@ -66,14 +81,18 @@ def append_lines(
     content (other than whitespace) since, or the write is refused rather than mixing two sessions.
     """
     assert data.endswith(b"\n")
-    with _locked_append_fd(path) as fd:
+    with naming(path), _locked_append_fd(path) as fd:
         size = os.fstat(fd).st_size
         if require_empty and size > 0 and os.pread(fd, size, 0).strip():
             raise SessionFileConflictError(f"{path} was created by someone else before our first write")
         prefix = b""
         if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
             prefix = b"\n"
-        _write_all(fd, prefix + data)
+        try:
+            _write_all(fd, prefix + data)
+        except OSError:
+            _undo_partial_append(fd, size)
+            raise
         if fsync:
             os.fsync(fd)
         return AppendResult(size, size + len(prefix), size + len(prefix) + len(data))
@@ -86,7 +105,7 @@ def atomic_replace(path: Path, data: bytes, *, expect_size: int | None = None) -
     (someone appended meanwhile), so no concurrent append is ever dropped.
     """
     directory = path.parent
-    with _locked_append_fd(path) as fd:
+    with naming(path), _locked_append_fd(path) as fd:
         if expect_size is not None and os.fstat(fd).st_size != expect_size:
             raise SessionFileConflictError(f"{path} changed while it was being migrated; try again")
         handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
@@ -115,6 +134,11 @@ def atomic_replace(path: Path, data: bytes, *, expect_size: int | None = None) -
 
 def write_new_file(path: Path, data: bytes) -> None:
     """Create ``path`` with ``data`` atomically (used by fork and branch-to-new-session)."""
+    with naming(path):
+        _write_new_file(path, data)
+
+
+def _write_new_file(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

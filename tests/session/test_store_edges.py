@@ -55,7 +55,9 @@ def test_failed_append_changes_nothing_and_next_append_is_clean(
     assert orjson.loads(lines[-1])["parentId"] == leaf
     reopened = SessionManager.open(path)
     assert [e["id"] for e in reopened.get_entries()] == [*[e["id"] for e in entries], new_id]
-    assert [d["line"] for d in reopened.diagnostics if d["severity"] == "warning"] == [len(lines) - 1]
+    # the short write was cut off again: no torn line is left for pi (or us) to skip
+    assert [d for d in reopened.diagnostics if d["severity"] == "warning"] == []
+    assert all(orjson.loads(line) for line in lines if line)
 
 
 def test_first_flush_refuses_a_file_someone_else_created(session_dir: Path) -> None:
