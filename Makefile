@@ -25,8 +25,9 @@ oracle: $(ORACLE_DIR)/node_modules/@mariozechner/pi-coding-agent/package.json
 demo: setup
 	$(BIN)/pi-lsp demo
 
+# -rfEs: failures, errors and every skipped test with its reason in the summary at the end.
 test: setup oracle
-	$(BIN)/pytest -q -n 2
+	$(BIN)/pytest -q -rfEs -n 2
 
 test-fast: setup
 	$(BIN)/pytest -q -x -m "not slow"

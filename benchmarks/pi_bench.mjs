@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // pi's side of the session-store benchmarks: times pi's own SessionManager (the published npm
-// package, imported by file URL like ../shared/tools/pi-oracle does) on the same operations that
+// package, imported by file URL like tests/pi/driver.mjs does) on the same operations that
 // bench_session.py times for pi-lsp, and prints one JSON object on stdout.
 //
 //   node --expose-gc pi_bench.mjs open FILE [--check]      open + buildSessionContext(), memory

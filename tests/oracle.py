@@ -1,8 +1,9 @@
-"""Client for the pi differential-testing oracle (``../shared/tools/pi-oracle``).
+"""Client for the pi oracle: pi itself, driven by ``tests/pi/driver.mjs`` in a node co-process.
 
-The oracle runs the published pi package in a node co-process; tests send it one JSON request per
-line and compare pi's answer with ours. When node or the package is missing, tests that need it are
-skipped with a visible reason (see :func:`oracle_or_skip`).
+Tests send the driver one JSON request per line and compare pi's answer with ours (the operations
+and how to add one are described at the top of the driver). When node or the pi package is missing,
+tests that need pi are skipped with the reason, or fail where ``PI_LSP_REQUIRE_ORACLE=1`` (CI) says
+pi must be there (see :func:`require_oracle`).
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ import os
 import shutil
 import subprocess
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-ORACLE_SCRIPT = REPO_ROOT.parent / "shared" / "tools" / "pi-oracle" / "pi_oracle.mjs"
+DRIVER = REPO_ROOT / "tests" / "pi" / "driver.mjs"
+REQUIRE_ENV = "PI_LSP_REQUIRE_ORACLE"
+SKIP_PREFIX = "pi oracle unavailable: "
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 PI_FIXTURES = FIXTURES / "pi"
 
@@ -31,21 +36,37 @@ def unavailable_reason() -> str | None:
     """Why the oracle cannot run here, or None when it can."""
     if shutil.which("node") is None:
         return "node is not installed"
-    if not ORACLE_SCRIPT.exists():
-        return f"oracle script missing at {ORACLE_SCRIPT}"
     package = oracle_dir() / "node_modules" / "@mariozechner" / "pi-coding-agent"
     if not package.exists():
         return f"pi npm package not installed under {oracle_dir()} (run: make oracle)"
     return None
 
 
-class PiOracle:
-    """One long-lived oracle process; requests are answered in order, one line each."""
+def oracle_required() -> bool:
+    """Whether a missing pi is an error here (CI sets ``PI_LSP_REQUIRE_ORACLE=1``), not a skip."""
+    return os.environ.get(REQUIRE_ENV, "") not in ("", "0")
 
-    def __init__(self) -> None:
+
+def require_oracle() -> None:
+    """Skip the calling test or fixture (fail it where pi is required) when pi cannot run here."""
+    reason = unavailable_reason()
+    if reason is None:
+        return
+    if oracle_required():
+        pytest.fail(f"{SKIP_PREFIX}{reason}, and {REQUIRE_ENV} is set", pytrace=False)
+    pytest.skip(f"{SKIP_PREFIX}{reason}")
+
+
+class PiOracle:
+    """One long-lived driver process; requests are answered in order, one line each.
+
+    ``wrapper`` is a command prefix for the node process (e.g. ``setpriv ...`` to drop privileges).
+    """
+
+    def __init__(self, wrapper: Sequence[str] = ()) -> None:
         env = dict(os.environ, PI_ORACLE_DIR=str(oracle_dir()))
         self._proc = subprocess.Popen(
-            ["node", str(ORACLE_SCRIPT)],
+            [*wrapper, "node", str(DRIVER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -6,13 +6,11 @@ import ctypes
 import json
 import os
 import shutil
-import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.oracle import ORACLE_SCRIPT, PI_FIXTURES, PiOracle, oracle_dir
+from tests.oracle import PI_FIXTURES, PiOracle
 
 SKILL_FIXTURES = PI_FIXTURES / "skills"
 COLLISION_FIXTURES = PI_FIXTURES / "skills-collision"
@@ -121,16 +119,9 @@ class RestrictedOracle(PiOracle):
     """The pi oracle started without DAC-override capabilities (via ``setpriv``), so that pi too
     fails on chmod-000 files while the tests run as root."""
 
-    def __init__(self) -> None:  # deliberately not calling PiOracle.__init__: different command
-        env = dict(os.environ, PI_ORACLE_DIR=str(oracle_dir()))
-        command = ["node", str(ORACLE_SCRIPT)]
-        if os.geteuid() == 0:
-            command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--", *command]
-        self._proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
-        )
-        self._lock = threading.Lock()
-        self._next_id = 0
+    def __init__(self) -> None:
+        root = os.geteuid() == 0
+        super().__init__(["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"] if root else [])
 
 
 def build_rich_tree(tree: Tree) -> tuple[str, str, str]:

@@ -13,7 +13,7 @@ from pi_lsp.prompt.context_files import load_project_context_files
 from pi_lsp.prompt.resources import resolve_prompt_sources
 from pi_lsp.prompt.skill_discovery import discover_skills
 from pi_lsp.prompt.skills import SkillLoadResult, format_skills_for_prompt, load_skills, load_skills_from_dir
-from tests.oracle import PiOracle, unavailable_reason
+from tests.oracle import PiOracle, require_oracle
 from tests.prompt.helpers import (
     COLLISION_FIXTURES,
     SKILL_FIXTURES,
@@ -209,9 +209,7 @@ def test_app_level_symlink_loop_differs_only_in_path_and_warning(pi_oracle: PiOr
 
 @pytest.fixture(scope="module")
 def restricted_oracle() -> Iterator[PiOracle]:
-    reason = unavailable_reason()
-    if reason is not None:
-        pytest.skip(f"pi oracle unavailable: {reason}")
+    require_oracle()
     if not can_restrict_reads():
         pytest.skip("cannot drop CAP_DAC_OVERRIDE, so chmod 000 files stay readable")
     oracle = RestrictedOracle()
