@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the SDK takes seconds to import; load it on first use only
     import anthropic
 
 DEFAULT_MODEL: Final = "claude-sonnet-4-5"
+PI_API_VERSION: Final = "2023-06-01"  # what pi's JavaScript SDK sends
 THINKING_BUDGETS: Final = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384}
 MIN_THINKING_BUDGET: Final = 1024
 MIN_VISIBLE_OUTPUT: Final = 1024
@@ -436,3 +437,35 @@ def _classify(exc: Exception) -> tuple[ModelError, float | None]:
     if isinstance(exc, httpx2.HTTPError | anthropic.AnthropicError):
         return ModelError(f"Anthropic call failed: {type(exc).__name__}: {exc}", None, False), None
     return ModelError(f"Anthropic call failed: {type(exc).__name__}: {exc}", None, False), None
+
+
+def create_async_client(
+    api_key: str,
+    base_url: str | None = None,
+    *,
+    max_retries: int = 2,
+    timeout: float = 600.0,
+) -> anthropic.AsyncAnthropic:
+    """An SDK client for agent runs, configured as pi's: the SDK's own retries (2 by default, pi's
+    ``retry.provider.maxRetries``) and its 600 s timeout (``retry.provider.timeoutMs``).
+
+    ``base_url`` defaults to ``ANTHROPIC_BASE_URL``, else Anthropic's endpoint. The key is
+    registered for scrubbing. Authentication and API version are sent as pi's SDK sends them
+    (``x-api-key``, ``anthropic-version: 2023-06-01``) rather than this SDK's bearer token and
+    newer version, so the request matches pi's.
+    """
+    import anthropic
+
+    register_secret(api_key)
+    pi_headers: dict[str, Any] = {
+        "x-api-key": api_key,
+        "anthropic-version": PI_API_VERSION,
+        "Authorization": anthropic.Omit(),
+    }
+    return anthropic.AsyncAnthropic(
+        api_key=api_key,
+        base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
+        max_retries=max_retries,
+        timeout=timeout,
+        default_headers=pi_headers,
+    )

@@ -90,8 +90,126 @@ def error_json(kind: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 429: "Too Many Requests",
-            500: "Internal Server Error", 529: "Overloaded"}  # fmt: skip
+# ---------------------------------------------------------------------------------------------
+# Scripted assistant replies (content blocks, usage, stop reason), errors and faults
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+    chunks: int = 2
+
+
+@dataclass(frozen=True)
+class Thinking:
+    thinking: str
+    signature: str = "SIG_test"
+    chunks: int = 2
+
+
+@dataclass(frozen=True)
+class Redacted:
+    data: str
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    id: str
+    name: str
+    input: dict[str, Any]
+    chunks: int = 3
+    raw_json: str | None = None  # send this text instead of json.dumps(input)
+
+
+Block = Text | Thinking | Redacted | ToolUse
+
+
+def _pieces(text: str, count: int) -> list[str]:
+    if count <= 1 or len(text) < 2:
+        return [text]
+    size = max(1, -(-len(text) // count))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _block_frames(index: int, block: Block) -> list[str]:
+    def start(content_block: dict[str, Any]) -> str:
+        return sse("content_block_start", {"type": "content_block_start", "index": index,
+                                           "content_block": content_block})  # fmt: skip
+
+    def delta(payload: dict[str, Any]) -> str:
+        return sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": payload})
+
+    frames: list[str]
+    if isinstance(block, Text):
+        frames = [start({"type": "text", "text": ""})]
+        frames += [delta({"type": "text_delta", "text": p}) for p in _pieces(block.text, block.chunks)]
+    elif isinstance(block, Thinking):
+        frames = [start({"type": "thinking", "thinking": "", "signature": ""})]
+        frames += [
+            delta({"type": "thinking_delta", "thinking": p}) for p in _pieces(block.thinking, block.chunks)
+        ]
+        if block.signature:
+            frames.append(delta({"type": "signature_delta", "signature": block.signature}))
+    elif isinstance(block, Redacted):
+        frames = [start({"type": "redacted_thinking", "data": block.data})]
+    else:
+        frames = [start({"type": "tool_use", "id": block.id, "name": block.name, "input": {}})]
+        text = block.raw_json if block.raw_json is not None else json.dumps(block.input)
+        frames += [
+            delta({"type": "input_json_delta", "partial_json": p}) for p in _pieces(text, block.chunks)
+        ]
+    frames.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    return frames
+
+
+def assistant_stream(
+    *blocks: Block,
+    message_id: str = "msg_01",
+    model: str = "claude-sonnet-4-5",
+    stop_reason: str | None = None,
+    input_tokens: int = 100,
+    output_tokens: int = 20,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    ping: bool = True,
+) -> list[str]:
+    """Frames of one well-formed streamed reply. ``stop_reason`` defaults to ``tool_use`` when a
+    block is a tool call, else ``end_turn``. Usage arrives as Anthropic sends it: input and cache
+    counts in ``message_start``, the output count in ``message_delta``."""
+    if stop_reason is None:
+        stop_reason = "tool_use" if any(isinstance(b, ToolUse) for b in blocks) else "end_turn"
+    usage = {"input_tokens": input_tokens, "output_tokens": 1,
+             "cache_read_input_tokens": cache_read, "cache_creation_input_tokens": cache_write}  # fmt: skip
+    frames = [sse("message_start", {"type": "message_start", "message": {
+        "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": usage}})]  # fmt: skip
+    if ping:
+        frames.append(sse("ping", {"type": "ping"}))
+    for index, block in enumerate(blocks):
+        frames += _block_frames(index, block)
+    frames += [
+        sse("message_delta", {"type": "message_delta",
+                              "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                              "usage": {"output_tokens": output_tokens}}),
+        sse("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    return frames
+
+
+def error_event(kind: str, message: str) -> str:
+    """An SSE ``error`` frame, as Anthropic sends it mid-stream (e.g. ``overloaded_error``)."""
+    return sse("error", error_json(kind, message))
+
+
+def error_reply(status: int, kind: str, message: str, *, retry_after: float | None = None) -> Reply:
+    """An HTTP error answer with Anthropic's error body (and ``retry-after`` when given)."""
+    headers = {"retry-after": f"{retry_after:g}"} if retry_after is not None else {}
+    return Reply(kind="json", status=status, body=error_json(kind, message), headers=headers)
+
+
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 413: "Payload Too Large",
+            429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
+            529: "Overloaded"}  # fmt: skip
 
 
 class FakeAnthropic:
