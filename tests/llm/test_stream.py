@@ -122,7 +122,8 @@ async def test_redacted_thinking_and_stop_reason_mapping() -> None:
     async with FakeAnthropic([Reply(events=frames)]) as fake:
         message, _ = await _call(fake)
     assert message["content"][0] == {
-        "type": "thinking", "thinking": "[Reasoning redacted]", "thinkingSignature": "OPAQUE", "redacted": True,
+        "type": "thinking", "thinking": "[Reasoning redacted]", "thinkingSignature": "OPAQUE",
+        "redacted": True,
     }  # fmt: skip
     assert message["stopReason"] == "length"
     assert "errorMessage" not in message
@@ -184,7 +185,9 @@ async def test_overloaded_error_event_mid_stream_keeps_partial_content() -> None
     async with FakeAnthropic([Reply(events=frames)]) as fake:
         message, events = await _call(fake)
     assert message["stopReason"] == "error"
-    assert message["errorMessage"] == '{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}'
+    assert message["errorMessage"] == (  # the raw data of the SSE error event, as sent
+        '{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}'
+    )
     assert message["content"] == [{"type": "text", "text": "partial answer"}]
     assert message["usage"]["input"] == 100
     assert events[0] == {"type": "start"} and events[-1] == {"type": "error", "reason": "error"}
@@ -290,7 +293,9 @@ async def test_partial_tool_arguments_while_streaming() -> None:
             if event["type"] == "toolcall_delta":
                 seen.append(event["delta"])
 
-        message = await stream_assistant_message(client, _request(), model, abort=asyncio.Event(), on_event=watch)
+        message = await stream_assistant_message(
+            client, _request(), model, abort=asyncio.Event(), on_event=watch
+        )
         await client.close()
     assert len(seen) >= 3
     assert message["content"][0]["arguments"] == {"path": "a.py", "content": "x = 1\n"}
