@@ -80,23 +80,31 @@ def js_keys(obj: dict[str, Any]) -> list[str]:
     return index_keys + [k for k in keys if not (isinstance(k, str) and _is_array_index(k))]
 
 
-def js_stringify(value: Any) -> str | None:
-    """Compact ``JSON.stringify(value)``; None where JS returns ``undefined`` (no JSON value)."""
+def js_stringify(value: Any, indent: int = 0, _depth: int = 0) -> str | None:
+    """``JSON.stringify(value, null, indent)``; None where JS returns ``undefined`` (no JSON value)."""
     if value is None:
         return "null"
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, bool | int | float):
         return js_number(value)
+    inner = "\n" + " " * (indent * (_depth + 1)) if indent else ""
+    outer = "\n" + " " * (indent * _depth) if indent else ""
+    colon = ": " if indent else ":"
     if isinstance(value, list | tuple):
-        return "[" + ",".join(js_stringify(item) or "null" for item in value) + "]"
+        if not value:
+            return "[]"
+        items = [js_stringify(item, indent, _depth + 1) or "null" for item in value]
+        return "[" + inner + ("," + inner).join(items) + outer + "]"
     if isinstance(value, dict):
         parts: list[str] = []
         for key in js_keys(value):
-            rendered = js_stringify(value[key])
+            rendered = js_stringify(value[key], indent, _depth + 1)
             if rendered is not None:
-                parts.append(json.dumps(str(key), ensure_ascii=False) + ":" + rendered)
-        return "{" + ",".join(parts) + "}"
+                parts.append(json.dumps(str(key), ensure_ascii=False) + colon + rendered)
+        if not parts:
+            return "{}"
+        return "{" + inner + ("," + inner).join(parts) + outer + "}"
     return None
 
 
@@ -135,12 +143,26 @@ _UV_MESSAGES = {
     "ELOOP": "too many symbolic links encountered",
     "EIO": "i/o error",
     "ENAMETOOLONG": "name too long",
+    "EEXIST": "file already exists",
+    "EROFS": "read-only file system",
+    "ENOSPC": "no space left on device",
+    "EBUSY": "resource busy or locked",
+    "EMFILE": "too many open files",
+    "ETXTBSY": "text file is busy",
+    "EINVAL": "invalid argument",
+    "EFBIG": "file too large",
+    "EDQUOT": "disk quota exceeded",
 }
+
+
+def errno_code(error: OSError) -> str:
+    """The errno name node reports as ``error.code`` (``ENOENT``), ``EIO`` when there is none."""
+    return errno.errorcode.get(error.errno or 0, "EIO")
 
 
 def node_error_message(error: OSError, syscall: str, path: str) -> str:
     """The message Node gives for a failed fs call, e.g. ``EACCES: permission denied, open '/x'``."""
-    code = errno.errorcode.get(error.errno or 0, "EIO")
+    code = errno_code(error)
     text = _UV_MESSAGES.get(code, (error.strerror or "unknown error").lower())
     return f"{code}: {text}, {syscall} '{path}'"
 

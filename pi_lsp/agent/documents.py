@@ -1,0 +1,86 @@
+"""What the user's editors hold open, so tools never clobber unsaved work.
+
+The server feeds this from ``textDocument/didOpen``/``didChange``/``didSave``/``didClose`` (full
+text each time). A document counts as unsaved when its editor text differs from the file on
+disk; ``read`` then returns the editor's text and ``edit``/``write`` refuse to touch the file.
+Several connections may open the same file: each holds its own copy, and any unsaved one counts.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from urllib.parse import unquote, urlparse
+
+from pi_lsp.jscompat import read_text
+
+
+def uri_to_path(uri: str) -> str | None:
+    """The file path of a ``file:`` URI (None for other schemes such as ``untitled:``)."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return unquote(parsed.path)
+
+
+def _key(path: str) -> str:
+    return os.path.realpath(os.path.abspath(path))
+
+
+class EditorDocuments:
+    """Thread-safe table of open editor buffers: (owner, real path) → text."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._texts: dict[tuple[str, str], str] = {}
+
+    def open(self, uri: str, text: str, owner: str = "") -> None:
+        self._store(uri, text, owner)
+
+    def change(self, uri: str, text: str, owner: str = "") -> None:
+        self._store(uri, text, owner)
+
+    def save(self, uri: str, text: str | None = None, owner: str = "") -> None:
+        """After a save the buffer equals the disk; a saved text (``includeText``) replaces ours."""
+        if text is not None:
+            self._store(uri, text, owner)
+
+    def close(self, uri: str, owner: str = "") -> None:
+        path = uri_to_path(uri)
+        if path is None:
+            return
+        with self._lock:
+            self._texts.pop((owner, _key(path)), None)
+
+    def close_owner(self, owner: str) -> None:
+        """Forget every buffer of a connection that went away."""
+        with self._lock:
+            for key in [key for key in self._texts if key[0] == owner]:
+                del self._texts[key]
+
+    def _store(self, uri: str, text: str, owner: str) -> None:
+        path = uri_to_path(uri)
+        if path is None:
+            return
+        with self._lock:
+            self._texts[(owner, _key(path))] = text
+
+    def unsaved_text(self, path: str) -> str | None:
+        """The editor's text of ``path`` when it differs from the disk (or the file is gone), else None."""
+        key = _key(path)
+        with self._lock:
+            texts = [text for (_, doc_path), text in self._texts.items() if doc_path == key]
+        if not texts:
+            return None
+        try:
+            on_disk: str | None = read_text(key)
+        except OSError:
+            on_disk = None
+        for text in texts:
+            if text != on_disk:
+                return text
+        return None
+
+    def open_paths(self) -> list[str]:
+        with self._lock:
+            return sorted({path for _, path in self._texts})

@@ -1,0 +1,18 @@
+"""The editor-aware rule for tools that change files: never overwrite a user's unsaved buffer."""
+
+from __future__ import annotations
+
+from pi_lsp.agent.tools.base import ToolContext, ToolError
+
+
+def unsaved_changes_message(path: str) -> str:
+    return (
+        f"{path} is open in the user's editor with unsaved changes, so it was not modified. "
+        "Ask the user to save or discard those changes, then try again."
+    )
+
+
+def refuse_unsaved(ctx: ToolContext, absolute: str, path: str) -> None:
+    """Fail (nothing written) when an editor holds ``absolute`` with changes not yet on disk."""
+    if ctx.documents is not None and ctx.documents.unsaved_text(absolute) is not None:
+        raise ToolError(unsaved_changes_message(path))

@@ -1,0 +1,31 @@
+"""pi's tool names → our implementations, and the sets pi offers by default."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pi_lsp.agent.tools.base import Tool
+from pi_lsp.agent.tools.edit import EditTool
+from pi_lsp.agent.tools.read import ReadTool
+from pi_lsp.agent.tools.write import WriteTool
+
+ALL_TOOL_NAMES = ("read", "bash", "edit", "write", "grep", "find", "ls")
+DEFAULT_TOOL_NAMES = ("read", "bash", "edit", "write")
+READ_ONLY_TOOL_NAMES = ("read", "grep", "find", "ls")
+
+_FACTORIES: dict[str, Callable[[], Tool]] = {
+    "read": ReadTool,
+    "edit": EditTool,
+    "write": WriteTool,
+}
+
+
+def create_tools(names: Sequence[str] = DEFAULT_TOOL_NAMES) -> list[Tool]:
+    """Fresh tool objects for ``names`` in the given order; an unknown name is a ValueError."""
+    tools: list[Tool] = []
+    for name in names:
+        factory = _FACTORIES.get(name)
+        if factory is None:
+            raise ValueError(f"Unknown tool name: {name}")
+        tools.append(factory())
+    return tools

@@ -1,0 +1,131 @@
+"""Differential harness: run pi's own tools (node + the pi npm package) and ours on the same files.
+
+``tools_driver.mjs`` (next to this file) loads pi's tool definitions from the installed package
+and answers one JSON request per line. Tests build the same directory tree twice, run pi in one
+copy and us in the other, and compare the results (with the two roots swapped) and the files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_lsp.agent.tools import ToolContext, ToolError, create_tools, validate_tool_arguments
+from tests.oracle import oracle_dir
+
+DRIVER = Path(__file__).with_name("tools_driver.mjs")
+
+
+def unavailable_reason() -> str | None:
+    if shutil.which("node") is None:
+        return "node is not installed"
+    if not (oracle_dir() / "node_modules" / "@mariozechner" / "pi-coding-agent").exists():
+        return f"pi npm package not installed under {oracle_dir()} (run: make oracle)"
+    return None
+
+
+class PiTools:
+    """One long-lived driver process; requests are answered in order."""
+
+    def __init__(self) -> None:
+        self._proc = subprocess.Popen(
+            ["node", str(DRIVER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=dict(os.environ, PI_ORACLE_DIR=str(oracle_dir())),
+            text=True,
+            encoding="utf-8",
+        )
+        self._lock = threading.Lock()
+        self._next = 0
+
+    def call(self, op: str, **fields: Any) -> Any:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        with self._lock:
+            self._next += 1
+            self._proc.stdin.write(json.dumps({"id": self._next, "op": op, **fields}) + "\n")
+            self._proc.stdin.flush()
+            line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"pi tools driver exited during {op}")
+        answer = json.loads(line)
+        if "fail" in answer:
+            raise RuntimeError(f"pi tools driver failed on {op}: {answer['fail']}")
+        return answer["result"]
+
+    def close(self) -> None:
+        if self._proc.stdin:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+
+def make_tree(root: Path, files: Mapping[str, bytes | str | None]) -> None:
+    """Create ``files`` under ``root``: bytes/str contents, None = an empty directory."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        target = root / rel
+        if content is None:
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            target.write_bytes(content.encode("utf-8"))
+        else:
+            target.write_bytes(content)
+
+
+def snapshot(root: Path) -> dict[str, bytes | None]:
+    """Every file (bytes) and directory (None) under ``root``, by relative path."""
+    found: dict[str, bytes | None] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        found[rel] = None if path.is_dir() else path.read_bytes()
+    return found
+
+
+async def run_ours(tool_name: str, args: Any, cwd: str, *, abort_after: float | None = None,
+                   ctx: ToolContext | None = None) -> dict[str, Any]:
+    """Our tool like pi's loop runs it: prepare, validate, execute; errors as ``{error}``."""
+    tool = create_tools([tool_name])[0]
+    context = ctx or ToolContext(cwd=cwd)
+    if abort_after is not None:
+        asyncio.get_running_loop().call_later(abort_after, context.abort.set)
+    try:
+        prepared = tool.prepare_arguments(args)
+        result = await tool.execute("call-1", prepared, context)
+    except ToolError as exc:
+        return {"error": str(exc)}
+    return {"ok": result.to_wire()}
+
+
+def ours_validate(tool_name: str, args: Any) -> dict[str, Any]:
+    tool = create_tools([tool_name])[0]
+    try:
+        return {"ok": validate_tool_arguments(tool, tool.prepare_arguments(args))}
+    except ToolError as exc:
+        return {"error": str(exc)}
+
+
+def swap_root(value: Any, old: str, new: str) -> Any:
+    """``value`` with every occurrence of the ``old`` root path replaced by ``new`` (JSON round trip)."""
+    return json.loads(json.dumps(value).replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1]))
+
+
+def pi_or_skip() -> None:
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
