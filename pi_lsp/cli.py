@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as error:
-        from pi_lsp.service.errors import from_exception, redact
+        from pi_lsp.secrets import redact
+        from pi_lsp.service.errors import from_exception
 
         mapped = from_exception(error)
         message = mapped.message if mapped is not None else f"{type(error).__name__}: {error}"

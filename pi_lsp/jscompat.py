@@ -2,7 +2,8 @@
 
 pi measures text with ``String.length`` (UTF-16 code units), prints numbers with
 ``Number.prototype.toString``, serialises with ``JSON.stringify``, trims with ``String.trim`` and
-tests values for truthiness. Python differs on each (emoji, ``2.0``, ``1e-7``, U+FEFF, ``[]``), so a
+tests values for truthiness; it tells ``undefined`` from ``null`` and parses dates with
+``Date.parse``. Python differs on each (emoji, ``2.0``, ``1e-7``, U+FEFF, ``[]``), so a
 literal port would drift from pi's token counts, session bytes and skill diagnostics.
 """
 
@@ -11,11 +12,39 @@ from __future__ import annotations
 import errno
 import json
 import math
+from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 _MAX_SAFE_INT = 2**53
 _ARRAY_INDEX_LIMIT = 2**32 - 1
+
+
+class Unset:
+    """Marker for "no leaf given" (pi's ``undefined``), distinct from ``None`` (pi's ``null``)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = Unset()
+
+
+def iso_to_ms(timestamp: Any) -> float | int | None:
+    """Parse an ISO-8601 timestamp to epoch milliseconds like JS ``Date.parse``; None when invalid."""
+    if not isinstance(timestamp, str) or not timestamp:
+        return None
+    text = timestamp.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        # JS treats date-time forms without an offset as local time; sessions always carry Z.
+        parsed = parsed.astimezone()
+    return int(parsed.timestamp() * 1000)
 
 
 def js_len(text: str) -> int:

@@ -23,11 +23,12 @@ import asyncio
 import email.utils
 import logging
 import os
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
+
+from pi_lsp.secrets import redact, register_secret
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; load it on first use only
     import anthropic
@@ -42,74 +43,13 @@ _RETRYABLE_ERROR_TYPES: Final = {"overloaded_error": 529, "rate_limit_error": 42
 
 log = logging.getLogger(__name__)
 
-# ---------------------------------------------------------------------------------------------
-# Secret scrubbing
-
-_SECRETS: set[str] = set()
-_KEY_PATTERN = re.compile(r"sk-ant-[A-Za-z0-9_\-]+")
-_HEADER_PATTERN = re.compile(r"(?i)(x-api-key|authorization)(['\"]?\s*[:=]\s*['\"]?)(bearer\s+)?[^\s'\",}]+")
-
-
-def register_secret(secret: str | None) -> None:
-    """Remember a credential so that :func:`scrub` removes it from any text."""
-    if secret and len(secret) >= 8:
-        _SECRETS.add(secret)
-        _install_log_filters()
-
-
-def scrub(text: str) -> str:
-    """``text`` with known credentials and anything key-shaped replaced by ``[redacted]``."""
-    for secret in tuple(_SECRETS):
-        if secret in text:
-            text = text.replace(secret, "[redacted]")
-    text = _KEY_PATTERN.sub("[redacted]", text)
-    return _HEADER_PATTERN.sub(lambda m: m.group(1) + m.group(2) + "[redacted]", text)
-
-
-_LOG_PREFIXES: Final = ("anthropic", "httpx", "httpcore", "pi_lsp")
-_factory_installed = False
-
-
-def _scrub_record(record: logging.LogRecord) -> None:
-    try:
-        message = record.getMessage()
-    except Exception:  # a broken record is not ours to fix; logging reports it later
-        return
-    cleaned = scrub(message)
-    if cleaned != message:
-        record.msg, record.args = cleaned, None
-    if record.exc_info and record.exc_info[1] is not None:
-        record.exc_text = scrub(logging.Formatter().formatException(record.exc_info))
-        record.exc_info = None
-
-
-def _install_log_filters() -> None:
-    """Scrub every record of the HTTP stack (and ours) as it is created.
-
-    A record factory rather than logger filters: filters do not apply to records of child
-    loggers (``httpcore2.http11`` logs raw request headers, i.e. the credential).
-    """
-    global _factory_installed
-    if _factory_installed:
-        return
-    previous = logging.getLogRecordFactory()
-
-    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = previous(*args, **kwargs)
-        if record.name.startswith(_LOG_PREFIXES):
-            _scrub_record(record)
-        return record
-
-    logging.setLogRecordFactory(factory)
-    _factory_installed = True
-
 
 class ModelError(Exception):
     """A failed model call. ``status`` is the HTTP status when known; ``retryable`` says whether
-    trying again later could help. The message is scrubbed of credentials on construction."""
+    trying again later could help. The message is redacted of credentials on construction."""
 
     def __init__(self, message: str, status: int | None = None, retryable: bool = False) -> None:
-        self.message = scrub(message)
+        self.message = redact(message)
         self.status = status
         self.retryable = retryable
         super().__init__(self.message)

@@ -22,6 +22,7 @@ from pathlib import Path
 import orjson
 
 from pi_lsp.agent_dir import agent_dir
+from pi_lsp.secrets import register_secret
 
 log = logging.getLogger(__name__)
 
@@ -35,15 +36,6 @@ def _warn_once(key: str, message: str, *args: object) -> None:
     if key not in _warned:
         _warned.add(key)
         log.warning(message, *args)
-
-
-def _register(key: str) -> str:
-    from pi_lsp.llm.anthropic_client import register_secret
-    from pi_lsp.service.errors import add_secret
-
-    register_secret(key)
-    add_secret(key)
-    return key
 
 
 def key_from_auth_file(path: Path) -> str | None:
@@ -77,4 +69,7 @@ def anthropic_api_key(directory: Path | None = None) -> str | None:
     key = os.environ.get(API_KEY_ENV, "").strip()
     if not key:
         key = key_from_auth_file((directory or agent_dir()) / AUTH_FILE) or ""
-    return _register(key) if key else None
+    if not key:
+        return None
+    register_secret(key)
+    return key

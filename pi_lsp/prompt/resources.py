@@ -8,12 +8,18 @@ APPEND_SYSTEM.md, first hit only). Settings come from ``<agentDir>/settings.json
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lsp.jscompat import node_error_message, read_text
+from pi_lsp.settings_file import (
+    CONFIG_DIR_NAME,
+    SETTINGS_FILE,
+    global_settings_path,
+    project_settings_path,
+    read_settings_file,
+)
 
 __all__ = [
     "PiSettings",
@@ -27,10 +33,8 @@ __all__ = [
     "settings_entries",
 ]
 
-CONFIG_DIR_NAME = ".pi"
 SYSTEM_FILE = "SYSTEM.md"
 APPEND_FILE = "APPEND_SYSTEM.md"
-SETTINGS_FILE = "settings.json"
 
 
 @dataclass(frozen=True)
@@ -146,32 +150,17 @@ def _migrate(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def _load_settings_file(path: str, problems: list[tuple[str, str]]) -> dict[str, Any]:
-    try:
-        content = read_text(path)
-    except FileNotFoundError:
-        return {}
-    except OSError as error:
-        problems.append((path, node_error_message(error, "open", path)))
-        return {}
-    if not content:
-        return {}
-    try:
-        data = json.loads(content)
-    except ValueError as error:
-        problems.append((path, f"invalid JSON: {error}"))
-        return {}
-    if not isinstance(data, dict):
-        if not isinstance(data, list):
-            problems.append((path, "settings must be a JSON object"))
-        return {}
+    data, problem = read_settings_file(path)
+    if problem is not None:
+        problems.append((path, problem))
     return _migrate(data)
 
 
 def load_settings(cwd: str, agent_dir: str) -> PiSettings:
     """Read ``<agentDir>/settings.json`` and ``<cwd>/.pi/settings.json``."""
     settings = PiSettings(
-        global_path=os.path.normpath(os.path.join(agent_dir, SETTINGS_FILE)),
-        project_path=_project_file(cwd, SETTINGS_FILE),
+        global_path=global_settings_path(agent_dir),
+        project_path=project_settings_path(cwd),
     )
     settings.global_settings = _load_settings_file(settings.global_path, settings.problems)
     settings.project_settings = _load_settings_file(settings.project_path, settings.problems)

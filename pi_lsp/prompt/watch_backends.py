@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_lsp.prompt.watch_plan import WatchPlan, iter_tree_files
+from pi_lsp.stat_poll import Snapshot, changed_paths, snapshot
 
 __all__ = ["Applied", "Backend", "PollingBackend", "Sink", "WatchdogBackend", "watchdog_available"]
 
@@ -165,31 +166,15 @@ def _identity(path: str) -> tuple[int, int] | None:
     return (result.st_dev, result.st_ino)
 
 
-Snapshot = dict[str, tuple[int, int, int, int]]
-
-
-def _stat_key(path: str) -> tuple[int, int, int, int] | None:
-    try:
-        result = os.stat(path)
-    except OSError:
-        return None
-    return (result.st_mtime_ns, result.st_size, result.st_ino, result.st_ctime_ns)
+def _planned_files(plans: Iterable[WatchPlan]) -> Iterable[str]:
+    for plan in plans:
+        yield from plan.files
+        for tree in plan.trees:
+            yield from (path for path in iter_tree_files(tree) if plan.relevant(path, False))
 
 
 def _snapshot(plans: Iterable[WatchPlan]) -> Snapshot:
-    snapshot: Snapshot = {}
-    for plan in plans:
-        for file_path in plan.files:
-            key = _stat_key(file_path)
-            if key is not None:
-                snapshot[file_path] = key
-        for tree in plan.trees:
-            for file_path in iter_tree_files(tree):
-                if file_path not in snapshot and plan.relevant(file_path, False):
-                    key = _stat_key(file_path)
-                    if key is not None:
-                        snapshot[file_path] = key
-    return snapshot
+    return snapshot(_planned_files(plans))
 
 
 class PollingBackend:
@@ -233,9 +218,9 @@ class PollingBackend:
             except Exception:  # pragma: no cover - a poll must never kill the thread
                 log.exception("prompt watcher poll failed")
                 continue
-            changed = [p for p in previous.keys() | current.keys() if previous.get(p) != current.get(p)]
+            changed = changed_paths(previous, current)
             # Paths that only became covered because the plan grew are a new baseline, not a change.
             changed = [p for p in changed if any(plan.relevant(p, False) for plan in plans)]
             previous, plans = current, current_plans
             if changed:
-                self._sink(sorted(changed), False, "changed")
+                self._sink(changed, False, "changed")

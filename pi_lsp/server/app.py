@@ -10,7 +10,6 @@ import asyncio
 import contextvars
 import logging
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.exceptions import FeatureRequestError
@@ -18,11 +17,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
 
 from pi_lsp import __version__
+from pi_lsp.paths import uri_to_path
+from pi_lsp.secrets import redact
 from pi_lsp.server import prompt_features
 from pi_lsp.server.handlers import METHODS, Context, Handler
 from pi_lsp.server.params import Params
 from pi_lsp.server.protocol import PiProtocol
-from pi_lsp.service.errors import redact
 from pi_lsp.service.registry import Client
 from pi_lsp.service.sessions import PiService
 
@@ -66,11 +66,7 @@ def _bind(ctx: Context, handler: Handler) -> Any:
 
 
 def _uri_path(uri: str | None) -> str | None:
-    if not uri:
-        return None
-    if uri.startswith("file:"):
-        return unquote(urlparse(uri).path)
-    return uri
+    return uri_to_path(uri) if uri else None
 
 
 def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client]:

@@ -6,22 +6,9 @@ from __future__ import annotations
 import logging
 import sys
 
+from pi_lsp.secrets import RedactingFilter
+
 LEVELS = ("debug", "info", "warning", "error")
-
-
-class RedactSecrets(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        from pi_lsp.service.errors import redact
-
-        message = record.getMessage()
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        cleaned = redact(message)
-        if record.exc_text:
-            record.exc_text = redact(record.exc_text)
-        if cleaned != message or record.args:
-            record.msg, record.args = cleaned, None
-        return True
 
 
 def configure_logging(level: str = "info", log_file: str | None = None) -> None:
@@ -29,7 +16,7 @@ def configure_logging(level: str = "info", log_file: str | None = None) -> None:
     handler: logging.Handler = (
         logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
     )
-    handler.addFilter(RedactSecrets())
+    handler.addFilter(RedactingFilter())
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers = [handler]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_lsp.jscompat import UNSET, Unset
 from pi_lsp.service.errors import InvalidParams
-from pi_lsp.session.context import UNSET, _Unset
 
 
 class Params:
@@ -54,7 +54,7 @@ class Params:
             raise self._wrong(name, "a string")
         return value
 
-    def nullable_string(self, name: str, *, required: bool = False) -> str | _Unset | None:
+    def nullable_string(self, name: str, *, required: bool = False) -> str | Unset | None:
         """A string or ``null``; UNSET when absent (an error when ``required``)."""
         if name not in self.data:
             if required:

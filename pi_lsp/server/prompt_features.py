@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from pi_lsp.paths import uri_to_path
 from pi_lsp.service.errors import InvalidParams
-from pi_lsp.service.prompt import resolve_cwd, uri_to_path
+from pi_lsp.service.prompt import resolve_cwd
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer

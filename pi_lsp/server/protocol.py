@@ -29,8 +29,9 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, MsgId
 
+from pi_lsp.secrets import redact
 from pi_lsp.server.capabilities import initialize_result
-from pi_lsp.service.errors import INTERNAL_ERROR, REQUEST_CANCELLED, from_exception, redact
+from pi_lsp.service.errors import INTERNAL_ERROR, REQUEST_CANCELLED, from_exception
 from pi_lsp.session.jsonl import loads_line
 
 log = logging.getLogger(__name__)

@@ -17,10 +17,10 @@ from pi_lsp.compaction.tokens import (
     estimate_path_context_tokens,
     should_compact,
 )
+from pi_lsp.jscompat import iso_to_ms
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.record_entries import usage_path
 from pi_lsp.session import SessionManager
-from pi_lsp.session.context import iso_to_ms
 
 OVERFLOW_EXHAUSTED: Final = (
     "Context overflow recovery failed after one compact-and-retry attempt. "

@@ -33,13 +33,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pi_lsp.compaction.prepare import CompactionPreparation, prepare_compaction
-from pi_lsp.compaction.tokenizers import Tokenizer, shared_tokenizer
+from pi_lsp.compaction.tokenizers import shared_tokenizer
 from pi_lsp.compaction.tokens import (
     ContextUsage,
     UsageSettings,
     context_entries,
     context_usage_for_path,
 )
+from pi_lsp.secrets import redact
 from pi_lsp.service import entries as ops
 from pi_lsp.service import navigate as nav
 from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED, Decision, SessionCompactionState, decide
@@ -52,7 +53,6 @@ from pi_lsp.service.errors import (
     SessionBusy,
     SessionNotFound,
     from_exception,
-    redact,
 )
 from pi_lsp.service.progress import Progress, notify_now
 from pi_lsp.service.record_entries import RecordEntry, usage_path
@@ -114,10 +114,6 @@ class CompactionService:
                 state = self._states[manager] = SessionCompactionState()
             return state
 
-    def tokenizer(self, name: str) -> Tokenizer:
-        """The named tokenizer (shared by the process); pi's estimate when tiktoken is unavailable."""
-        return shared_tokenizer(name)
-
     def broadcast(self, session: OpenSession, method: str, params: dict[str, Any]) -> None:
         for client in self.service.registry.holders(session.id):
             notify_now(client, method, params)
@@ -147,7 +143,7 @@ class CompactionService:
     ) -> ContextUsage:
         entries = usage_path(view.path, view.compaction_index)
         return context_usage_for_path(
-            entries, context_window, thresholds, self.tokenizer(tokenizer_name), self.state(manager).cache
+            entries, context_window, thresholds, shared_tokenizer(tokenizer_name), self.state(manager).cache
         )
 
     # ------------------------------------------------------------------ prepare
@@ -359,7 +355,7 @@ class CompactionService:
     def _tokens_after(self, manager: SessionManager, config: RunConfig) -> int:
         """Context size right after a compaction, counted locally with the configured tokenizer."""
         entries = [RecordEntry(record) for record in manager.context_view().path]
-        tokenizer = self.tokenizer(config.tokenizer)
+        tokenizer = shared_tokenizer(config.tokenizer)
         cache = self.state(manager).cache
         return sum(cache.entry_tokens(entry, tokenizer) for entry in context_entries(entries))
 

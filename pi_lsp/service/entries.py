@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pi_lsp.jscompat import UNSET, Unset
 from pi_lsp.service import navigate as nav
 from pi_lsp.service import wire
 from pi_lsp.service.errors import EntryNotFound, InvalidParams, NotAvailable
 from pi_lsp.session import SessionManager
-from pi_lsp.session.context import UNSET, _Unset
 
 Reason = Literal["append", "navigate", "compaction", "external", "migrate"]
 MAX_PAGE = 10_000
@@ -55,7 +55,7 @@ def get_entries(manager: SessionManager, offset: int, limit: int) -> Outcome:
     return {"entries": wire.entries_fragment(page), "total": len(records)}, None
 
 
-def get_branch(manager: SessionManager, from_id: str | _Unset | None) -> Outcome:
+def get_branch(manager: SessionManager, from_id: str | Unset | None) -> Outcome:
     if isinstance(from_id, str):
         _record(manager, from_id)
     return {"entries": wire.entries_fragment(manager.branch_records(from_id))}, None
@@ -97,7 +97,7 @@ def set_session_name(manager: SessionManager, name: str) -> Outcome:
     return {"id": entry_id}, Change("append", [entry_id])
 
 
-def build_context(manager: SessionManager, leaf_id: str | _Unset | None) -> Outcome:
+def build_context(manager: SessionManager, leaf_id: str | Unset | None) -> Outcome:
     if isinstance(leaf_id, str):
         _record(manager, leaf_id)
     view = manager.context_view(leaf_id)

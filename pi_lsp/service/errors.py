@@ -7,10 +7,10 @@ mapped here so handlers never need to know about them.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from pi_lsp import fileerrors
+from pi_lsp.session import errors as session_errors
 
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
@@ -87,8 +87,6 @@ def file_error(error: OSError) -> FileError:
 
 def from_exception(error: BaseException) -> PiError | None:
     """The protocol error for a domain exception, or None when it is unexpected (a bug)."""
-    from pi_lsp.session import errors as session_errors
-
     if isinstance(error, PiError):
         return error
     if isinstance(error, session_errors.EntryNotFoundError):
@@ -102,26 +100,3 @@ def from_exception(error: BaseException) -> PiError | None:
     if isinstance(error, OSError):
         return file_error(error)
     return None
-
-
-_KEY_PATTERN = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}")
-SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-_SECRETS: set[str] = set()
-
-
-def add_secret(value: str) -> None:
-    """Redact ``value`` from now on too (a key read from pi's auth file rather than the env)."""
-    if value and len(value) >= 8:
-        _SECRETS.add(value)
-
-
-def redact(text: str) -> str:
-    """Remove API keys from text that may reach a log or a client (keys are never echoed)."""
-    for name in SECRET_ENV_VARS:
-        value = os.environ.get(name)
-        if value and len(value) >= 8 and value in text:
-            text = text.replace(value, "[redacted]")
-    for value in tuple(_SECRETS):
-        if value in text:
-            text = text.replace(value, "[redacted]")
-    return _KEY_PATTERN.sub("[redacted]", text)

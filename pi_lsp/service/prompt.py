@@ -34,14 +34,12 @@ import os
 from collections.abc import Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
 
 import orjson
 
-from pi_lsp.agent_dir import expand_home
-from pi_lsp.compaction.tokenizers import Tokenizer, shared_tokenizer
+from pi_lsp.compaction.tokenizers import shared_tokenizer
+from pi_lsp.paths import path_to_uri
 from pi_lsp.prompt.assemble import PromptResult, SkillListJson, assemble_system_prompt, list_skills
 from pi_lsp.prompt.diagnostics import LspDiagnostic, PromptFileIndex
 from pi_lsp.prompt.watch import PromptWatcher
@@ -58,26 +56,11 @@ PUBLISH = "textDocument/publishDiagnostics"
 SETTINGS_FILE = "settings.json"
 
 
-def path_to_uri(path: str) -> str:
-    """A ``file://`` URI for an absolute path."""
-    return Path(path).as_uri()
-
-
-def uri_to_path(uri: str) -> str:
-    """The file system path of a ``file:`` URI (anything else is returned as it is)."""
-    if uri.startswith("file:"):
-        return os.path.normpath(unquote(urlparse(uri).path))
-    return uri
-
-
 def resolve_cwd(value: str, client: Client, field_name: str = "cwd") -> str:
     """A request's path param: ``file://`` URIs, ``~`` and paths relative to the workspace."""
     if "\x00" in value:
         raise InvalidParams(f"{field_name} must not contain NUL characters", {"field": field_name})
-    path = expand_home(uri_to_path(value))
-    if not os.path.isabs(path):
-        path = os.path.join(client.default_cwd, path)
-    return os.path.normpath(path)
+    return client.resolve_path(value)
 
 
 def _find(items: Sequence[Any], path: str, attribute: str) -> Any:
@@ -176,10 +159,6 @@ class PromptService:
 
     # ------------------------------------------------------------------ helpers
 
-    def tokenizer(self, name: str) -> Tokenizer:
-        """The named tokenizer (shared by the process); pi's estimate when tiktoken is unavailable."""
-        return shared_tokenizer(name)
-
     async def _in_thread(self, fn: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn)
 
@@ -271,7 +250,7 @@ class PromptService:
                 tools=tools,
                 custom_prompt=custom_prompt,
                 append_prompt=append_prompt,
-                tokenizer=self.tokenizer(name),
+                tokenizer=shared_tokenizer(name),
             )
 
         result: PromptResult = await self._in_thread(build)
@@ -392,7 +371,7 @@ class PromptService:
             log.info("prompt watcher no longer watching %s", ", ".join(removed))
 
     async def _assemble(self, root: str, tokenizer_name: str) -> PromptResult:
-        tokenizer = self.tokenizer(tokenizer_name)
+        tokenizer = shared_tokenizer(tokenizer_name)
         result: PromptResult = await self._in_thread(
             lambda: assemble_system_prompt(root, tokenizer=tokenizer)
         )

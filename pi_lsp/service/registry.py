@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_lsp.paths import resolve_client_path
 from pi_lsp.service.errors import SessionBusy, SessionNotFound
 from pi_lsp.service.settings import Settings
 from pi_lsp.session import SessionManager
@@ -43,6 +44,10 @@ class Client:
     def default_cwd(self) -> str:
         """The first workspace folder, else the server's working directory."""
         return self.workspace_root or os.getcwd()
+
+    def resolve_path(self, value: str) -> str:
+        """A path param of this client's: URI, ``~`` or relative to the workspace, made absolute."""
+        return resolve_client_path(value, self.default_cwd)
 
 
 @dataclass(eq=False)

@@ -167,7 +167,6 @@ class PiService:
         if session is not None:
             self.registry.remove(session)
             self.watcher.unwatch(session_id)
-            session.manager.close()
 
     async def _open_path(self, client: Client, path: str, **options: Any) -> dict[str, Any]:
         """Open (or re-use) the session stored at ``path``; shared by open/continue/fork."""
@@ -200,7 +199,7 @@ class PiService:
         session_id: str | None,
         persist: bool,
     ) -> dict[str, Any]:
-        cwd = _absolute(cwd or client.default_cwd, client)
+        cwd = client.resolve_path(cwd or client.default_cwd)
         if session_id is not None and self.registry.get(session_id) is not None:
             raise InvalidParams(f"a session with id {session_id} is already open", {"session": session_id})
 
@@ -219,11 +218,11 @@ class PiService:
         return wire.session_state(manager)
 
     async def open_session(self, client: Client, path: str) -> dict[str, Any]:
-        path = _absolute(path, client)
+        path = client.resolve_path(path)
         return await self._open_path(client, path)
 
     async def continue_recent(self, client: Client, cwd: str | None) -> dict[str, Any]:
-        cwd = _absolute(cwd or client.default_cwd, client)
+        cwd = client.resolve_path(cwd or client.default_cwd)
 
         def find() -> tuple[Path, Path | None]:
             from pi_lsp.session.listing import find_most_recent_session
@@ -246,7 +245,7 @@ class PiService:
     async def list_sessions(
         self, client: Client, *, cwd: str | None, all_projects: bool, query: str | None, limit: int | None
     ) -> dict[str, Any]:
-        cwd = _absolute(cwd or client.default_cwd, client)
+        cwd = client.resolve_path(cwd or client.default_cwd)
 
         def scan() -> list[dict[str, Any]]:
             from pi_lsp.session.listing import list_all_sessions, list_sessions, search_sessions
@@ -263,8 +262,8 @@ class PiService:
         return {"sessions": await asyncio.get_running_loop().run_in_executor(self.executor, scan)}
 
     async def fork_session(self, client: Client, source_path: str, cwd: str | None) -> dict[str, Any]:
-        source = _absolute(source_path, client)
-        target_cwd = _absolute(cwd or client.default_cwd, client)
+        source = client.resolve_path(source_path)
+        target_cwd = client.resolve_path(cwd or client.default_cwd)
 
         def fork() -> SessionManager:
             directory = client.settings.resolve_session_dir(target_cwd)
@@ -321,20 +320,6 @@ def _inode(path: str) -> int | None:
         return os.stat(path).st_ino
     except OSError:
         return None
-
-
-def _absolute(path: str, client: Client) -> str:
-    """``~`` expanded, ``file://`` URIs accepted, relative paths taken from the workspace root."""
-    from pi_lsp.agent_dir import expand_home
-
-    if path.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
-        path = unquote(urlparse(path).path)
-    path = expand_home(path)
-    if not os.path.isabs(path):
-        path = os.path.join(client.default_cwd, path)
-    return os.path.normpath(path)
 
 
 def _branched_copy(source: SessionManager, entry_id: str) -> SessionManager:

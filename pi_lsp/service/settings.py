@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pi_lsp.agent_dir import SESSION_DIR_ENV, agent_dir, expand_home
+from pi_lsp.session.paths import default_session_dir
+from pi_lsp.settings_file import global_settings_path, project_settings_path, read_settings_file
 
 log = logging.getLogger(__name__)
 
@@ -40,18 +40,10 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return merged
 
 
-def read_settings_file(path: Path) -> dict[str, Any]:
-    """A settings.json as a dict; missing, unreadable or non-object files count as empty."""
-    try:
-        data = orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        return {}
-    except (OSError, orjson.JSONDecodeError) as error:
-        log.warning("ignoring settings file %s: %s", path, error)
-        return {}
-    if not isinstance(data, dict):
-        log.warning("ignoring settings file %s: not a JSON object", path)
-        return {}
+def _read_settings(path: str) -> dict[str, Any]:
+    data, problem = read_settings_file(path)
+    if problem is not None:
+        log.warning("ignoring settings file %s: %s", path, problem)
     return data
 
 
@@ -78,9 +70,9 @@ class Settings:
 
     def reload_files(self) -> None:
         """Re-read pi's global and project settings files."""
-        merged = read_settings_file(agent_dir() / "settings.json")
+        merged = _read_settings(global_settings_path(str(agent_dir())))
         if self.cwd:
-            merged = deep_merge(merged, read_settings_file(Path(self.cwd) / ".pi" / "settings.json"))
+            merged = deep_merge(merged, _read_settings(project_settings_path(self.cwd)))
         self._files = merged
         self._remerge()
 
@@ -174,8 +166,6 @@ class Settings:
                 if not path.is_absolute():
                     path = Path(cwd) / path
                 return path
-        from pi_lsp.session.paths import default_session_dir
-
         return default_session_dir(cwd)
 
 

@@ -1,6 +1,6 @@
 """Notice appends to open session files made by other processes (pi's CLI, a second editor).
 
-A cheap ``stat`` poll (default every 0.3 s) compares inode, size and mtime of each watched file;
+A cheap ``stat`` poll (default every 0.3 s) compares the signature of each watched file;
 when they change the owner is told, and it reads only what was appended
 (``SessionManager.refresh()`` resumes from its last offset). Polling needs no dependency, works on
 every file system (inotify does not on network mounts) and costs one ``stat`` per open file.
@@ -11,21 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import Awaitable, Callable
+
+from pi_lsp.stat_poll import Signature, stat_signature
 
 log = logging.getLogger(__name__)
 
-Signature = tuple[int, int, int] | None
 OnChange = Callable[[str], Awaitable[None]]
-
-
-def file_signature(path: str) -> Signature:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
 class FileWatcher:
@@ -35,14 +27,14 @@ class FileWatcher:
         self.on_change = on_change
         self.interval = interval
         self._paths: dict[str, str] = {}
-        self._signatures: dict[str, Signature] = {}
+        self._signatures: dict[str, Signature | None] = {}
         self._running: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
 
     def watch(self, key: str, path: str) -> None:
         self._paths[key] = path
-        self._signatures[key] = file_signature(path)
+        self._signatures[key] = stat_signature(path)
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run(), name="pi-lsp file watcher")
 
@@ -68,7 +60,7 @@ class FileWatcher:
 
     def poll(self) -> None:
         for key, path in list(self._paths.items()):
-            signature = file_signature(path)
+            signature = stat_signature(path)
             if signature == self._signatures.get(key) or key in self._running:
                 continue
             self._signatures[key] = signature

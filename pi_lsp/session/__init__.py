@@ -1,6 +1,7 @@
 """pi-compatible session storage: JSONL tree files, migrations, listing and context building."""
 
-from pi_lsp.session.context import UNSET, SessionContext, build_session_context
+from pi_lsp.jscompat import UNSET
+from pi_lsp.session.context import SessionContext, build_session_context
 from pi_lsp.session.errors import (
     EntryNotFoundError,
     InvalidEntryError,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_lsp.jscompat import UNSET, Unset
 from pi_lsp.session import validate
-from pi_lsp.session.context import UNSET, _Unset
 from pi_lsp.session.errors import EntryNotFoundError
 from pi_lsp.session.index import SessionIndex
 
@@ -50,7 +50,7 @@ class AppendMethods:
             "firstKeptEntryId": first_kept_entry_id,
             "tokensBefore": tokens_before,
         }
-        if not isinstance(details, _Unset):
+        if not isinstance(details, Unset):
             fields["details"] = details
         if from_hook is not None:
             fields["fromHook"] = from_hook
@@ -58,7 +58,7 @@ class AppendMethods:
 
     def append_custom_entry(self, custom_type: str, data: Any = UNSET) -> str:
         fields: Entry = {"type": "custom", "customType": custom_type}
-        if not isinstance(data, _Unset):
+        if not isinstance(data, Unset):
             fields["data"] = data
         return self._append(fields)
 
@@ -74,7 +74,7 @@ class AppendMethods:
             "content": content,
             "display": display,
         }
-        if not isinstance(details, _Unset):
+        if not isinstance(details, Unset):
             fields["details"] = details
         return self._append(fields)
 
@@ -98,7 +98,7 @@ class AppendMethods:
             "fromId": from_id if from_id is not None else "root",
             "summary": summary,
         }
-        if not isinstance(details, _Unset):
+        if not isinstance(details, Unset):
             fields["details"] = details
         if from_hook is not None:
             fields["fromHook"] = from_hook

@@ -7,8 +7,9 @@ for the current leaf. The result equals pi's for the same entries and leaf (chec
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
-from typing import Any, Final, TypedDict, TypeVar
+from typing import Any, TypedDict, TypeVar
+
+from pi_lsp.jscompat import UNSET, Unset, iso_to_ms
 
 Entry = dict[str, Any]
 T = TypeVar("T")
@@ -25,33 +26,6 @@ class SessionContext(TypedDict):
     messages: list[Message]
     thinkingLevel: str
     model: ModelRef | None
-
-
-class _Unset:
-    """Marker for "no leaf given" (pi's ``undefined``), distinct from ``None`` (pi's ``null``)."""
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-UNSET: Final = _Unset()
-
-
-def iso_to_ms(timestamp: Any) -> float | int | None:
-    """Parse an ISO-8601 timestamp to epoch milliseconds like JS ``Date.parse``; None when invalid."""
-    if not isinstance(timestamp, str) or not timestamp:
-        return None
-    text = timestamp.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        # JS treats date-time forms without an offset as local time; sessions always carry Z.
-        parsed = parsed.astimezone()
-    return int(parsed.timestamp() * 1000)
 
 
 def walk_to_root(leaf: Entry, by_id: Mapping[str, Entry]) -> list[Entry]:
@@ -107,7 +81,7 @@ def compaction_summary_message(entry: Mapping[str, Any]) -> Message:
 
 
 def select_leaf(
-    entries: Sequence[Entry], leaf_id: str | _Unset | None, by_id: Mapping[str, Entry]
+    entries: Sequence[Entry], leaf_id: str | Unset | None, by_id: Mapping[str, Entry]
 ) -> Entry | None:
     """pi's leaf choice: None → nothing; a known id → it; anything else → the last entry."""
     if leaf_id is None:
@@ -189,7 +163,7 @@ def index_by_id(entries: Iterable[Entry]) -> dict[str, Entry]:
 
 def build_session_context(
     entries: Sequence[Entry],
-    leaf_id: str | _Unset | None = UNSET,
+    leaf_id: str | Unset | None = UNSET,
     by_id: Mapping[str, Entry] | None = None,
 ) -> SessionContext:
     """pi's ``buildSessionContext(entries, leafId?, byId?)`` over plain entry dicts (no header)."""

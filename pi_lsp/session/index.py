@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_lsp.session.context import iso_to_ms
+from pi_lsp.jscompat import iso_to_ms
 from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.records import EntryRecord
 

@@ -96,11 +96,6 @@ def _plain_floats(value: Any) -> Any:
     return value
 
 
-def encode_line(value: JsonObject) -> bytes:
-    """One session-file line for ``value``, LF-terminated."""
-    return dumps_compact(value) + b"\n"
-
-
 def split_lines(data: bytes, base_offset: int = 0, first_number: int = 1) -> Iterator[RawLine]:
     """Non-blank LF-separated lines of ``data`` with their offsets; a trailing CR is kept (JSON ws)."""
     number = first_number

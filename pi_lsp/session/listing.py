@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from pi_lsp.agent_dir import sessions_root
+from pi_lsp.jscompat import iso_to_ms
 from pi_lsp.regular_files import open_regular
-from pi_lsp.session.context import iso_to_ms
 from pi_lsp.session.ids import format_iso
 from pi_lsp.session.jsonl import loads_line, split_lines
 from pi_lsp.session.paths import default_session_dir

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from pi_lsp.agent_dir import SESSION_DIR_ENV, expand_home, sessions_root
+from pi_lsp.agent_dir import sessions_root
 from pi_lsp.session.ids import file_timestamp
 
 
@@ -23,12 +22,6 @@ def default_session_dir(cwd: str, agent_dir: Path | None = None, *, create: bool
     if create:
         directory.mkdir(parents=True, exist_ok=True)
     return directory
-
-
-def configured_session_dir(setting: str | None = None) -> Path | None:
-    """A session dir from ``$PI_CODING_AGENT_SESSION_DIR`` or a settings value (env wins), if any."""
-    value = os.environ.get(SESSION_DIR_ENV) or setting
-    return Path(expand_home(value)) if value else None
 
 
 def session_file_name(header_timestamp: str, session_id: str) -> str:

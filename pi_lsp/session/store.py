@@ -8,14 +8,14 @@ migration, torn-line isolation, external appends picked up incrementally, persis
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pi_lsp.jscompat import UNSET, Unset
 from pi_lsp.regular_files import open_regular
 from pi_lsp.session import validate
 from pi_lsp.session.appends import AppendMethods
-from pi_lsp.session.context import UNSET, SessionContext, _Unset
+from pi_lsp.session.context import SessionContext
 from pi_lsp.session.errors import (
     EntryNotFoundError,
     InvalidSessionFileError,
@@ -149,10 +149,6 @@ class SessionManager(AppendMethods):
     def session_id(self) -> str:
         value = self.header.get("id")
         return value if isinstance(value, str) else ""
-
-    @property
-    def is_persisted(self) -> bool:
-        return self.persist
 
     @property
     def entry_count(self) -> int:
@@ -289,25 +285,25 @@ class SessionManager(AppendMethods):
         label = self.index.labels.get(entry_id)
         return label[0] if label is not None else None
 
-    def get_branch(self, from_id: str | _Unset | None = UNSET) -> list[Entry]:
+    def get_branch(self, from_id: str | Unset | None = UNSET) -> list[Entry]:
         """Entries root→``from_id`` (default: the leaf), every type included."""
-        start = self.leaf_id if isinstance(from_id, _Unset) else from_id
+        start = self.leaf_id if isinstance(from_id, Unset) else from_id
         return [record.entry() for record in self.index.path_to(start)]
 
-    def branch_records(self, from_id: str | _Unset | None = UNSET) -> list[EntryRecord]:
-        start = self.leaf_id if isinstance(from_id, _Unset) else from_id
+    def branch_records(self, from_id: str | Unset | None = UNSET) -> list[EntryRecord]:
+        start = self.leaf_id if isinstance(from_id, Unset) else from_id
         return self.index.path_to(start)
 
     def get_tree(self) -> list[TreeNode]:
         return self.index.tree()
 
-    def context_view(self, leaf_id: str | _Unset | None = UNSET) -> ContextView:
+    def context_view(self, leaf_id: str | Unset | None = UNSET) -> ContextView:
         """The context of ``leaf_id`` (default: the current leaf) as a lazy view.
 
         As in pi's method form: the current leaf ``None`` gives an empty context; an explicit id
         that is not found falls back to the last entry in file order.
         """
-        if isinstance(leaf_id, _Unset):
+        if isinstance(leaf_id, Unset):
             target = self.leaf_id
         elif leaf_id is None:
             return EMPTY_VIEW
@@ -328,7 +324,7 @@ class SessionManager(AppendMethods):
             self._view = view
         return view
 
-    def build_session_context(self, leaf_id: str | _Unset | None = UNSET) -> SessionContext:
+    def build_session_context(self, leaf_id: str | Unset | None = UNSET) -> SessionContext:
         """pi's ``buildSessionContext()`` method form, materialised as plain dicts."""
         return self.context_view(leaf_id).to_context()
 
@@ -515,9 +511,6 @@ class SessionManager(AppendMethods):
             self._next_line = len(lines) + 1
         return self.session_file
 
-    def close(self) -> None:
-        """Nothing is buffered beyond pi's deferred first write; kept for symmetry with open."""
-
 
 def _has_content(path: Path) -> bool:
     with open_regular(path) as handle:
@@ -537,10 +530,6 @@ def _in_pi_order(fields: Entry, entry_id: str, parent_id: str | None, timestamp:
     if kind in _FIELDS_FIRST:
         return {"type": kind, **rest, "id": entry_id, "parentId": parent_id, "timestamp": timestamp}
     return {"type": kind, "id": entry_id, "parentId": parent_id, "timestamp": timestamp, **rest}
-
-
-def records_to_entries(records: Sequence[EntryRecord]) -> list[Entry]:
-    return [record.entry() for record in records]
 
 
 __all__ = ["SessionFileConflictError", "SessionManager"]

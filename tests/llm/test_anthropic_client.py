@@ -14,9 +14,9 @@ from pi_lsp.llm.anthropic_client import (
     ModelError,
     RetryPolicy,
     plan_output,
-    scrub,
     thinking_budget,
 )
+from pi_lsp.secrets import redact
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, error_json, message_json, sse, text_stream
 
 KEY = "sk-ant-test-SECRET-123"
@@ -66,9 +66,9 @@ def test_thinking_budgets() -> None:
     assert plan_output(100000, None, 64000) == (64000, None)
 
 
-def test_scrub() -> None:
+def test_redact() -> None:
     text = f"key {KEY} and x-api-key: abcdefgh1234 and Authorization: Bearer tok_987654321 sk-ant-other-XYZ"
-    cleaned = scrub(text)
+    cleaned = redact(text)
     assert KEY not in cleaned and "abcdefgh1234" not in cleaned and "tok_987654321" not in cleaned
     assert "sk-ant-other" not in cleaned
     assert KEY not in repr(AnthropicClient("m", api_key=KEY))

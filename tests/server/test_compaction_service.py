@@ -12,8 +12,8 @@ import pytest
 from pi_lsp.compaction import CompactionSettings, TokenCache, context_usage_for_path, make_tokenizer
 from pi_lsp.compaction.overflow import is_context_overflow
 from pi_lsp.llm import auth
+from pi_lsp.secrets import redact
 from pi_lsp.service.compaction_config import RunConfig
-from pi_lsp.service.errors import redact
 from pi_lsp.service.record_entries import RecordEntry, usage_path
 from pi_lsp.service.sessions import PiService
 from pi_lsp.service.settings import Settings

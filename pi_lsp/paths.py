@@ -1,0 +1,34 @@
+"""Paths as clients send them: ``file:`` URIs, ``~``, and paths relative to the workspace.
+
+The one place that turns what an editor sends into a file system path (and back), for session
+params, prompt params, workspace folders and watched-file events alike.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from pi_lsp.agent_dir import expand_home
+
+
+def uri_to_path(uri: str) -> str:
+    """The normalised file system path of a ``file:`` URI; anything else is returned as it is."""
+    if uri.startswith("file:"):
+        return os.path.normpath(unquote(urlparse(uri).path))
+    return uri
+
+
+def path_to_uri(path: str) -> str:
+    """A ``file://`` URI for an absolute path (ValueError for a relative one)."""
+    return Path(path).as_uri()
+
+
+def resolve_client_path(value: str, base: str) -> str:
+    """A client's path param as an absolute normalised path: ``file:`` URIs decoded, ``~``
+    expanded, relative paths taken from ``base`` (the client's workspace root)."""
+    path = expand_home(uri_to_path(value))
+    if not os.path.isabs(path):
+        path = os.path.join(base, path)
+    return os.path.normpath(path)
