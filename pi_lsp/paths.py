@@ -13,11 +13,17 @@ from urllib.parse import unquote, urlparse
 from pi_lsp.agent_dir import expand_home
 
 
+def file_uri_path(uri: str) -> str | None:
+    """The normalised file system path of a ``file:`` URI; None for other schemes (``untitled:``)."""
+    if not uri.startswith("file:"):
+        return None
+    return os.path.normpath(unquote(urlparse(uri).path))
+
+
 def uri_to_path(uri: str) -> str:
-    """The normalised file system path of a ``file:`` URI; anything else is returned as it is."""
-    if uri.startswith("file:"):
-        return os.path.normpath(unquote(urlparse(uri).path))
-    return uri
+    """The path of a ``file:`` URI; anything else (a plain path) is returned as it is."""
+    path = file_uri_path(uri)
+    return uri if path is None else path
 
 
 def path_to_uri(path: str) -> str:

@@ -10,17 +10,9 @@ from __future__ import annotations
 
 import os
 import threading
-from urllib.parse import unquote, urlparse
 
 from pi_lsp.jscompat import read_text
-
-
-def uri_to_path(uri: str) -> str | None:
-    """The file path of a ``file:`` URI (None for other schemes such as ``untitled:``)."""
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        return None
-    return unquote(parsed.path)
+from pi_lsp.paths import file_uri_path
 
 
 def _key(path: str) -> str:
@@ -46,7 +38,7 @@ class EditorDocuments:
             self._store(uri, text, owner)
 
     def close(self, uri: str, owner: str = "") -> None:
-        path = uri_to_path(uri)
+        path = file_uri_path(uri)
         if path is None:
             return
         with self._lock:
@@ -59,7 +51,7 @@ class EditorDocuments:
                 del self._texts[key]
 
     def _store(self, uri: str, text: str, owner: str) -> None:
-        path = uri_to_path(uri)
+        path = file_uri_path(uri)
         if path is None:
             return
         with self._lock:

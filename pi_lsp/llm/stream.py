@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from pi_lsp.jscompat import js_stringify, js_truthy
-from pi_lsp.llm.anthropic_client import scrub
 from pi_lsp.llm.models import API, PROVIDER, ModelInfo, calculate_cost, empty_usage
 from pi_lsp.llm.partial_json import parse_json_with_repair, parse_streaming_json
 from pi_lsp.llm.request import MessagesRequest
+from pi_lsp.secrets import redact
 
 if TYPE_CHECKING:
     import anthropic
@@ -387,7 +387,7 @@ async def stream_assistant_message(
         on_event({"type": "done", "reason": output["stopReason"]})
         return output
     output["stopReason"] = "aborted" if abort.is_set() else "error"
-    output["errorMessage"] = scrub(failure)
+    output["errorMessage"] = redact(failure)
     on_event({"type": "error", "reason": output["stopReason"]})
     return output
 
