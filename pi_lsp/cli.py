@@ -1,8 +1,9 @@
 """The ``pi-lsp`` command: the language server by default, plus small session tools.
 
 ``pi-lsp`` serves LSP over stdio (``--tcp``/``--ws HOST:PORT`` for sockets); ``sessions``, ``tree``
-and ``context`` inspect session files without modifying them; ``demo`` drives a real server the way
-an editor does. Output is for people unless ``--json`` is given; errors go to stderr with exit 1.
+and ``context`` inspect session files without modifying them (``tree``/``context`` take a file,
+``latest`` or the start of a session id of the project); ``demo`` drives a real server the way an
+editor does. Output is for people unless ``--json`` is given; errors go to stderr with exit 1.
 Imports stay inside the command functions so starting the server pays only for what it uses.
 """
 
@@ -11,9 +12,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_lsp import __version__
+
+if TYPE_CHECKING:
+    from pi_lsp.session.listing import SessionInfo
+
+SESSION_HELP = "a session file, 'latest', or the start of a session id of the project"
+STDIO_NOTICE = (
+    "pi-lsp: serving the Language Server Protocol on stdin/stdout; an editor starts it this way.\n"
+    "pi-lsp: see `pi-lsp --help` for the session tools and the demo; Ctrl-C quits.\n"
+)
+
+
+class CommandError(Exception):
+    """A user-facing failure of a command: printed as ``pi-lsp: error: …`` with exit status 1."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,23 +50,32 @@ def _parser() -> argparse.ArgumentParser:
     sessions.add_argument("--limit", type=int, help="at most this many")
     sessions.add_argument("--json", action="store_true", help="print the pi/listSessions result")
 
-    tree = commands.add_parser("tree", help="print a session file's tree")
-    tree.add_argument("file")
+    tree = commands.add_parser("tree", help="print a session's tree")
+    _session_argument(tree)
     tree.add_argument("--json", action="store_true", help="print the pi/getTree result")
     tree.add_argument("--flat", action="store_true", help="with --json: nodes without nesting")
 
-    context = commands.add_parser("context", help="print the LLM context of a session file")
-    context.add_argument("file")
+    context = commands.add_parser("context", help="print the LLM context of a session")
+    _session_argument(context)
     context.add_argument("--leaf", help="entry id to build the context for (default: the leaf)")
     context.add_argument("--json", action="store_true", help="print the pi/buildContext result")
 
     demo = commands.add_parser("demo", help="drive a real server over stdio as an editor would (offline)")
-    demo.add_argument("--dir", help="folder for the demo's files (default: a new temporary folder)")
+    demo.add_argument("--dir", help="folder for the demo's files, kept (default: a temporary folder)")
+    demo.add_argument("--keep", action="store_true", help="keep the temporary folder and print its path")
     return parser
+
+
+def _session_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="SESSION", help=SESSION_HELP)
+    parser.add_argument("--cwd", help="project folder for latest/id (default: the current directory)")
+    parser.add_argument("--session-dir", help="session folder for latest/id (default: pi's)")
 
 
 def _serve_options(parser: argparse.ArgumentParser) -> None:
     transport = parser.add_mutually_exclusive_group()
+    # editors' stdio launchers (vscode-languageclient) append --stdio: the default, accepted as such
+    transport.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
     transport.add_argument("--tcp", metavar="HOST:PORT", help="serve over TCP instead of stdio")
     transport.add_argument("--ws", metavar="HOST:PORT", help="serve over WebSocket instead of stdio")
     parser.add_argument("--log-file", help="write the log here instead of stderr")
@@ -70,8 +93,11 @@ def main(argv: list[str] | None = None) -> int:
         if command == "demo":
             from pi_lsp.server.demo import run_demo
 
-            return run_demo(args.dir)
+            return run_demo(args.dir, keep=args.keep)
         return {"sessions": _sessions, "tree": _tree, "context": _context}[command](args)
+    except CommandError as error:
+        print(f"pi-lsp: error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # e.g. `pi-lsp tree FILE | head`: the reader has seen enough
@@ -92,6 +118,9 @@ def _serve(args: argparse.Namespace) -> int:
     from pi_lsp.server.logs import configure_logging
 
     configure_logging(args.log_level, args.log_file)
+    if args.tcp is None and args.ws is None and sys.stdin.isatty():
+        sys.stderr.write(STDIO_NOTICE)  # someone typed `pi-lsp`: say what it is doing, then serve
+        sys.stderr.flush()
     return serve(tcp=args.tcp, ws=args.ws)
 
 
@@ -108,25 +137,72 @@ def _sessions(args: argparse.Namespace) -> int:
 
     cwd = os.path.abspath(args.cwd or os.getcwd())
     if args.all:
-        infos = list_all_sessions()
+        everything, where = list_all_sessions(), "in any project"
     else:
-        infos = list_sessions(cwd, Settings(cwd).resolve_session_dir(cwd, args.session_dir))
-    infos = search_sessions(infos, args.query)
+        directory = Settings(cwd).resolve_session_dir(cwd, args.session_dir)
+        everything, where = list_sessions(cwd, directory), f"of {cwd} (in {directory})"
+    infos = search_sessions(everything, args.query)
     if args.limit is not None:
         infos = infos[: max(args.limit, 0)]
     if args.json:
         _print_json({"sessions": [info.to_wire() for info in infos]})
         return 0
+    if not everything:
+        print(f"no sessions {where}")
+        return 0
     if not infos:
-        print("no sessions found" + (f" for {cwd}" if not args.all else ""))
+        print(f"no match for {args.query!r} among {_count(len(everything), 'session')} {where}")
         return 0
     for info in infos:
-        title = info.name or info.first_message
-        title = " ".join(title.split())
-        title = title if len(title) <= 70 else title[:69] + "…"
-        print(f"{info.modified[:19].replace('T', ' ')}  {info.message_count:>5} msgs  {title}")
+        print(f"{_modified(info)}  {info.message_count:>5} msgs  {_title(info, 70)}")
         print(f"{'':>21}{info.path}")
     return 0
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def _session_file(args: argparse.Namespace) -> str:
+    """The file ``args.file`` names: a path, ``latest``, or a unique session-id prefix of the project."""
+    given: str = args.file
+    if os.path.exists(given) or os.sep in given or given.endswith(".jsonl"):
+        return given  # a path (a missing one gets the loader's "no such file")
+    from pi_lsp.service.settings import Settings
+    from pi_lsp.session.listing import list_sessions
+
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    directory = Settings(cwd).resolve_session_dir(cwd, args.session_dir)
+    infos = list_sessions(cwd, directory)
+    if not infos:
+        raise CommandError(f"no sessions of {cwd} (in {directory}) and no file named {given!r}")
+    if given == "latest":
+        return infos[0].path
+    matches = [info for info in infos if info.id.startswith(given)]
+    if len(matches) == 1:
+        return matches[0].path
+    if not matches:
+        raise CommandError(
+            f"no file named {given!r} and no session of {cwd} whose id starts with it"
+            f" ({_count(len(infos), 'session')}: see `pi-lsp sessions`)"
+        )
+    shown = "\n".join(f"  {_candidate(info)}" for info in matches[:20])
+    more = f"\n  … and {len(matches) - 20} more" if len(matches) > 20 else ""
+    raise CommandError(f"{given!r} starts {len(matches)} session ids; give more of one:\n{shown}{more}")
+
+
+def _candidate(info: SessionInfo) -> str:
+    return f"{info.id}  {_modified(info)}  {_title(info, 50)}"
+
+
+def _modified(info: SessionInfo) -> str:
+    return info.modified[:19].replace("T", " ")
+
+
+def _title(info: SessionInfo, width: int) -> str:
+    """The session's name, else its first message, on one line of at most ``width`` characters."""
+    title = " ".join((info.name or info.first_message).split())
+    return title if len(title) <= width else title[: width - 1] + "…"
 
 
 def _tree(args: argparse.Namespace) -> int:
@@ -134,7 +210,7 @@ def _tree(args: argparse.Namespace) -> int:
     from pi_lsp.service.readonly import load_snapshot
     from pi_lsp.service.render import render_tree
 
-    snapshot = load_snapshot(args.file)
+    snapshot = load_snapshot(_session_file(args))
     roots = snapshot.tree()
     if args.json:
         _print_json(wire.tree_result(roots, snapshot.leaf_id, args.flat))
@@ -156,7 +232,7 @@ def _context(args: argparse.Namespace) -> int:
     from pi_lsp.service.readonly import load_snapshot
     from pi_lsp.service.render import context_lines
 
-    snapshot = load_snapshot(args.file)
+    snapshot = load_snapshot(_session_file(args))
     view = snapshot.context(args.leaf)
     if args.json:
         _print_json(wire.context_result(view))

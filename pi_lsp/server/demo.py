@@ -1,15 +1,19 @@
 """``pi-lsp demo``: start the real server over stdio and use it the way an editor does.
 
-No network and no API key: the "assistant" replies are scripted, and the compaction step uses the
-offline summariser (a labelled digest made without a model); the system-prompt step writes an
-AGENTS.md and a skill and reads the prompt back. The demo is a list of steps so later features can
-add theirs; each step prints what it did.
+No network and no API key: the "assistant" replies are scripted (the tool result is the real file
+the scripted read names), and the compaction step uses the offline summariser (a labelled digest
+made without a model); the system-prompt step writes an AGENTS.md and a skill and reads the prompt
+back. The demo is a list of steps (``STEPS``) so later features can add theirs: a step is an async
+function of :class:`Demo` that prints what it did. Its temporary folder is removed at the end unless
+``--keep`` (or ``--dir``) asks to keep it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -71,6 +75,7 @@ class Demo:
 
     client: RpcClient
     root: Path
+    kept: bool = False
     out: Callable[[str], None] = print
     ids: dict[str, str] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
@@ -93,23 +98,36 @@ async def create_session(demo: Demo) -> None:
     demo.out(f"session {demo.state['sessionId']} for {project}")
 
 
+HELPERS = 40
 APP_SOURCE = (
     "".join(
         f"def helper_{n}(value):\n    # step {n} of the pipeline\n    return value + {n}\n\n"
-        for n in range(40)
+        for n in range(HELPERS)
     )
     + "def main():\n    print('hello')\n"
+)
+ANSWER = (
+    f"src/app.py defines {HELPERS} helpers, helper_0 to helper_{HELPERS - 1}, each returning its"
+    " argument plus its own number, and main(), which prints 'hello'."
+)
+TYPED_MAIN = "With type hints, main() reads:\n\ndef main() -> None:\n    print('hello')"
+DOCUMENTED_MAIN = (
+    'With a docstring, main() reads:\n\ndef main():\n    """Print hello."""\n    print(\'hello\')'
 )
 
 
 async def tool_conversation(demo: Demo) -> None:
+    """A question answered from a file the assistant reads with a tool; the file is really there."""
+    app = demo.root / "project" / "src" / "app.py"
+    app.parent.mkdir(parents=True, exist_ok=True)
+    app.write_text(APP_SOURCE, encoding="utf-8")
     await demo.append("ask", user("What does src/app.py do?"))
     call = {"id": "call_1", "name": "read", "arguments": {"path": "src/app.py"}}
     await demo.append("read", assistant("Let me read it.", call, 1500))
-    await demo.append("result", tool_result("call_1", "read", APP_SOURCE))
-    await demo.append("answer", assistant("It defines main(), which prints a greeting.", context_tokens=2900))
-    await demo.append("follow_up", user("Add type hints to it."))
-    await demo.append("hints", assistant("Done: def main() -> None.", context_tokens=2950))
+    await demo.append("result", tool_result("call_1", "read", app.read_text(encoding="utf-8")))
+    await demo.append("answer", assistant(ANSWER, context_tokens=2900))
+    await demo.append("follow_up", user("Show main() with type hints."))
+    await demo.append("hints", assistant(TYPED_MAIN, context_tokens=2950))
     demo.out(
         f"appended {len(demo.ids)} entries (user, assistant→read, toolResult, assistant, user, assistant)"
     )
@@ -119,8 +137,8 @@ async def branch(demo: Demo) -> None:
     result = await demo.client.request("pi/navigate", {"targetId": demo.ids["follow_up"]})
     demo.out(f"navigated to the follow-up question: leaf is now {result['leafId']} (the answer before it)")
     demo.out(f"text handed back to the editor: {result.get('editorText')!r}")
-    await demo.append("other_question", user("Write a docstring for it instead."))
-    await demo.append("docstring", assistant('Added """Print a greeting."""', context_tokens=2940))
+    await demo.append("other_question", user("Show main() with a docstring instead."))
+    await demo.append("docstring", assistant(DOCUMENTED_MAIN, context_tokens=2940))
     demo.out("appended a different follow-up: the session now has two branches")
 
 
@@ -179,7 +197,10 @@ async def show_file(demo: Demo) -> None:
         f" {len(notifications)} pi/sessionChanged notifications"
     )
     demo.out(f"session file: {state['file']}")
-    demo.out(f"try: pi-lsp tree {state['file']}")
+    if demo.kept:
+        demo.out(f"look at it with: {own_command('tree', state['file'])}")
+    else:
+        demo.out(f"(the demo folder is removed at the end; `{own_command('demo', '--keep')}` keeps it)")
 
 
 AGENTS_MD = "# Project rules\n\n- Run `pytest -q` before every commit.\n- Prefer small, typed functions.\n"
@@ -242,7 +263,23 @@ STEPS: list[Step] = [
 ]
 
 
-async def _run(root: Path, steps: list[Step]) -> int:
+def own_command(*args: str) -> str:
+    """A shell command running this same pi-lsp with ``args`` from the current folder.
+
+    ``pi-lsp`` when that is what the shell finds, else the path it was started by (e.g.
+    ``.venv/bin/pi-lsp`` from ``make demo``), else ``python -m pi_lsp``.
+    """
+    program = sys.argv[0]
+    if os.path.basename(program) != "pi-lsp":
+        command = [sys.executable, "-m", "pi_lsp"]
+    else:
+        on_path = shutil.which("pi-lsp")
+        same = on_path is not None and os.path.exists(program) and os.path.samefile(on_path, program)
+        command = ["pi-lsp" if os.sep not in program or same else program]
+    return " ".join(shlex.quote(part) for part in [*command, *args])
+
+
+async def _run(root: Path, steps: list[Step], kept: bool) -> int:
     env = dict(os.environ, PI_CODING_AGENT_DIR=str(root / "agent"))
     env.pop("ANTHROPIC_API_KEY", None)
     env["HOME"] = str(root / "home")  # the prompt step must not read the user's ~/.agents/skills
@@ -253,7 +290,7 @@ async def _run(root: Path, steps: list[Step]) -> int:
         info = await client.initialize(str(root), options)
         server = info.get("serverInfo", {})
         print(f"started {server.get('name')} {server.get('version')} over stdio (pid {client.process.pid})")
-        demo = Demo(client, root)
+        demo = Demo(client, root, kept)
         for number, (title, step) in enumerate(steps, 1):
             print(f"\n{number}. {title}")
             await step(demo)
@@ -262,10 +299,19 @@ async def _run(root: Path, steps: list[Step]) -> int:
     return 0
 
 
-def run_demo(directory: str | None = None, steps: list[Step] | None = None) -> int:
+def run_demo(directory: str | None = None, steps: list[Step] | None = None, *, keep: bool = False) -> int:
+    """Run the steps in ``directory`` (kept) or a temporary folder (removed unless ``keep``)."""
+    kept = keep or directory is not None
     root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="pi-lsp-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     print(f"demo folder: {root}")
-    code = asyncio.run(_run(root.resolve(), steps or STEPS))
-    sys.stdout.flush()
+    try:
+        code = asyncio.run(_run(root.resolve(), steps or STEPS, kept))
+    finally:
+        if kept:
+            print(f"\nkept the demo folder {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+            print(f"\nremoved the demo folder {root} (`{own_command('demo', '--keep')}` keeps it)")
+        sys.stdout.flush()
     return code
