@@ -29,14 +29,21 @@ from pi_lsp.session.loader import ReadResult, diagnostic, read_lines
 from pi_lsp.session.migrations import CURRENT_SESSION_VERSION, header_version, migrate_entries
 from pi_lsp.session.paths import default_session_dir, session_file_name
 from pi_lsp.session.records import EntryRecord
+from pi_lsp.session.session_file import FileReplacedError, SessionFile
 from pi_lsp.session.view import EMPTY_VIEW, ContextView, build_view, extend_view_many
-from pi_lsp.session.writer import append_lines, atomic_replace, write_new_file
+from pi_lsp.session.writer import atomic_replace, write_new_file
 
 Entry = dict[str, Any]
 
 
 class SessionManager(AppendMethods):
-    """One session: header, entries (as records), leaf, and the file they live in."""
+    """One session: header, entries (as records), leaf and context view; its file is ``self.file``."""
+
+    header: Entry
+    leaf_id: str | None
+    diagnostics: list[dict[str, Any]]
+    _view: ContextView
+    _view_appends: list[EntryRecord]
 
     def __init__(
         self,
@@ -50,24 +57,20 @@ class SessionManager(AppendMethods):
         self.cwd = cwd
         self.session_dir: str = str(session_dir) if session_dir is not None else ""
         self.persist = persist
-        self.fsync = fsync
         self.leaf_store = leaf_store if leaf_store is not None else (LeafStore() if persist else None)
         if persist and session_dir is not None:
             session_dir.mkdir(parents=True, exist_ok=True)
-        self.session_file: str | None = None
-        self.header: Entry = {}
-        self.index = SessionIndex()
-        self.leaf_id: str | None = None
-        self.diagnostics: list[dict[str, Any]] = []
-        self.version = CURRENT_SESSION_VERSION
-        self._flushed = False
-        self._read_offset = 0
-        self._next_line = 1
-        self._inode: int | None = None
-        self._own_offsets: set[int] = set()
-        self._view: ContextView = EMPTY_VIEW
-        self._view_appends: list[EntryRecord] = []  # appended under _view's leaf, not yet in it
-        self._leaf_saved = False
+        self.file = SessionFile(fsync=fsync)
+        self._reset({})
+
+    @property
+    def session_file(self) -> str | None:
+        """The session's file path; None for a session that is never written."""
+        return self.file.path
+
+    @session_file.setter
+    def session_file(self, path: str | None) -> None:
+        self.file.path = path
 
     # ------------------------------------------------------------------ factories
 
@@ -187,18 +190,15 @@ class SessionManager(AppendMethods):
         return None
 
     def _reset(self, header: Entry) -> None:
+        """Start over with ``header``: no entries, no leaf, the file not written (its path stays)."""
         self.header = header
         self.index = SessionIndex()
         self.leaf_id = None
         self.diagnostics = []
         self.version = CURRENT_SESSION_VERSION
-        self._flushed = False
-        self._read_offset = 0
-        self._next_line = 1
-        self._inode = None
-        self._own_offsets = set()
+        self.file.reset(self.file.path)
         self._view = EMPTY_VIEW
-        self._view_appends = []
+        self._view_appends = []  # appended under _view's leaf, not yet in it
         self._leaf_saved = False
 
     def _set_session_file(self, path: Path, cwd_override: str | None) -> None:
@@ -246,10 +246,7 @@ class SessionManager(AppendMethods):
         self.session_file = str(path)
         self.index.extend(read.records)
         self.diagnostics = read.diagnostics
-        self._flushed = True
-        self._read_offset = read.end_offset
-        self._next_line = read.next_line
-        self._inode = path.stat().st_ino
+        self.file.adopt(read)
         last = self.index.records[-1] if self.index.records else None
         self.leaf_id = last.id if last is not None else None
 
@@ -348,7 +345,7 @@ class SessionManager(AppendMethods):
 
     def _move_leaf(self, leaf: str | None) -> None:
         self.leaf_id = leaf
-        if self.leaf_store is not None and self.session_file is not None and self._flushed:
+        if self.leaf_store is not None and self.session_file is not None and self.file.flushed:
             last = self.index.records[-1].id if self.index.records else None
             if leaf == last:
                 if self._leaf_saved:
@@ -393,29 +390,16 @@ class SessionManager(AppendMethods):
     def _persist(self, record: EntryRecord) -> None:
         if not self.persist or self.session_file is None:
             return
-        path = Path(self.session_file)
-        if not self._flushed:
-            if self.index.assistant_count == 0 and record.role != "assistant":
-                return  # like pi: a session file appears with its first assistant message
-            pending = [dumps_compact(self.header), *(r.raw for r in self.index.records), record.raw]
-            result = append_lines(path, b"\n".join(pending) + b"\n", fsync=self.fsync, require_empty=True)
-            self._flushed = True
-            self._inode = path.stat().st_ino
-            self._read_offset = result.end
-            self._next_line = len(pending) + 1
-            for number, buffered in enumerate(self.index.records, start=2):
-                buffered.line = number
-            record.line = len(pending)
+        if self.file.flushed:
+            record.line = self.file.append_line(record.raw)
             return
-        result = append_lines(path, record.raw + b"\n", fsync=self.fsync)
-        if result.size_before == self._read_offset:
-            # A newline put before our line ends an unterminated last line: that is one more line.
-            self._next_line += result.start - result.size_before
-            self._read_offset = result.end
-            record.line = self._next_line
-            self._next_line += 1
-        else:
-            self._own_offsets.add(result.start)
+        if self.index.assistant_count == 0 and record.role != "assistant":
+            return  # like pi: a session file appears with its first assistant message
+        pending = [dumps_compact(self.header), *(r.raw for r in self.index.records), record.raw]
+        self.file.write_first(pending)
+        for number, buffered in enumerate(self.index.records, start=2):
+            buffered.line = number
+        record.line = len(pending)
 
     # ------------------------------------------------------------------ other writers
 
@@ -425,18 +409,12 @@ class SessionManager(AppendMethods):
         The leaf follows the new entries only when they continue from the current leaf. If the
         file was replaced or shrank (e.g. rewritten by another tool) it is reloaded whole.
         """
-        if self.session_file is None or not self._flushed:
-            return []
-        path = Path(self.session_file)
         try:
-            stat = path.stat()
-        except FileNotFoundError:
+            read = self.file.read_appended()
+        except FileReplacedError as replaced:
+            return self._reload(Path(str(replaced)))
+        if read is None:
             return []
-        if stat.st_ino != self._inode or stat.st_size < self._read_offset:
-            return self._reload(path)
-        if stat.st_size == self._read_offset:
-            return []
-        read = read_lines(path, start=self._read_offset, first_line=self._next_line, expect_header=False)
         self.diagnostics.extend(read.diagnostics)
         new_ids: list[str] = []
         for record in read.records:
@@ -447,8 +425,6 @@ class SessionManager(AppendMethods):
                 new_ids.append(record.id)
                 if record.parent_id == self.leaf_id and self.leaf_id is not None:
                     self.leaf_id = record.id
-        self._read_offset = read.end_offset
-        self._next_line = read.next_line
         return new_ids
 
     def _is_own(self, record: EntryRecord) -> bool:
@@ -500,15 +476,11 @@ class SessionManager(AppendMethods):
         if not self.persist or not self.session_dir:
             self.session_file = None
             return None
-        new_path = Path(self.session_dir) / session_file_name(header["timestamp"], header["id"])
-        self.session_file = str(new_path)
+        new_path = str(Path(self.session_dir) / session_file_name(header["timestamp"], header["id"]))
+        self.session_file = new_path
         if self.index.assistant_count > 0:
             lines = [dumps_compact(header), *(record.raw for record in self.index.records)]
-            write_new_file(new_path, b"\n".join(lines) + b"\n")
-            self._flushed = True
-            self._inode = new_path.stat().st_ino
-            self._read_offset = new_path.stat().st_size
-            self._next_line = len(lines) + 1
+            self.file.write_new(new_path, lines)
         return self.session_file
 
 

@@ -1,0 +1,114 @@
+"""The JSONL file one session lives in, and what this process knows about it.
+
+:class:`SessionFile` owns everything about the bytes on disk: the path, whether the session has
+been flushed yet (pi writes a session file only with its first assistant message), how far we
+have read, the number of the next line, and the inode we read (to notice a file replaced by
+another tool). :class:`~pi_lsp.session.store.SessionManager` owns the tree, the leaf and the
+context view, and asks this class to write and to read what other writers appended.
+
+Every write is one ``write`` of complete lines under an exclusive lock
+(:func:`~pi_lsp.session.writer.append_lines`), so writers in other processes interleave whole
+lines; lines are numbered from 1 as in the file, blank lines included.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from pi_lsp.session.loader import ReadResult, read_lines
+from pi_lsp.session.writer import append_lines, write_new_file
+
+
+class FileReplacedError(Exception):
+    """The path now names another file, or the file shrank: it must be read again whole."""
+
+
+class SessionFile:
+    """Path, flush state and read position of a session's file (no tree, no entries)."""
+
+    def __init__(self, path: str | None = None, *, fsync: bool = False) -> None:
+        self.fsync = fsync
+        self.path = path
+        self.flushed = False
+        self.read_offset = 0
+        self.next_line = 1
+        self.inode: int | None = None
+
+    def reset(self, path: str | None) -> None:
+        """Bind to ``path`` as a file not written yet (a new session, or a new branch's file)."""
+        self.path = path
+        self.flushed = False
+        self.read_offset = 0
+        self.next_line = 1
+        self.inode = None
+
+    def adopt(self, read: ReadResult) -> None:
+        """We read the whole existing file: later reads resume where ``read`` ended."""
+        assert self.path is not None
+        self.flushed = True
+        self.read_offset = read.end_offset
+        self.next_line = read.next_line
+        self.inode = os.stat(self.path).st_ino
+
+    # ------------------------------------------------------------------ writing
+
+    def write_first(self, lines: Sequence[bytes]) -> None:
+        """The first flush: header and every buffered line in one append to an empty file.
+
+        Refused (SessionFileConflictError) when someone else gave the file content meanwhile.
+        """
+        assert self.path is not None
+        data = b"\n".join(lines) + b"\n"
+        result = append_lines(Path(self.path), data, fsync=self.fsync, require_empty=True)
+        self.flushed = True
+        self.inode = os.stat(self.path).st_ino
+        self.read_offset = result.end
+        self.next_line = len(lines) + 1
+
+    def append_line(self, raw: bytes) -> int:
+        """Append one line; its line number, or 0 when other writers' lines came since our last
+        read (they are read, and numbered, by :meth:`read_appended`)."""
+        assert self.path is not None and self.flushed
+        result = append_lines(Path(self.path), raw + b"\n", fsync=self.fsync)
+        if result.size_before != self.read_offset:
+            return 0
+        # A newline put before our line ends an unterminated last line: that is one more line.
+        self.next_line += result.start - result.size_before
+        self.read_offset = result.end
+        number = self.next_line
+        self.next_line += 1
+        return number
+
+    def write_new(self, path: str, lines: Sequence[bytes]) -> None:
+        """Create ``path`` holding ``lines`` (it must not exist) and bind to it, flushed."""
+        target = Path(path)
+        data = b"\n".join(lines) + b"\n"
+        write_new_file(target, data)
+        self.path = path
+        self.flushed = True
+        self.inode = target.stat().st_ino
+        self.read_offset = len(data)
+        self.next_line = len(lines) + 1
+
+    # ------------------------------------------------------------------ other writers
+
+    def read_appended(self) -> ReadResult | None:
+        """What other writers appended since our last read; None when nothing is new (or there is
+        no file yet). Raises :class:`FileReplacedError` when the file must be reloaded whole."""
+        if self.path is None or not self.flushed:
+            return None
+        path = Path(self.path)
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            return None
+        if stat.st_ino != self.inode or stat.st_size < self.read_offset:
+            raise FileReplacedError(self.path)
+        if stat.st_size == self.read_offset:
+            return None
+        read = read_lines(path, start=self.read_offset, first_line=self.next_line, expect_header=False)
+        self.read_offset = read.end_offset
+        self.next_line = read.next_line
+        return read
