@@ -47,6 +47,12 @@ def oracle_required() -> bool:
     return os.environ.get(REQUIRE_ENV, "") not in ("", "0")
 
 
+def optional_checks_run() -> bool:
+    """Whether a test's optional pi checks run: pi is here, or pi is required (and then the
+    ``pi_oracle`` fixture fails for want of it)."""
+    return unavailable_reason() is None or oracle_required()
+
+
 def require_oracle() -> None:
     """Skip the calling test or fixture (fail it where pi is required) when pi cannot run here."""
     reason = unavailable_reason()

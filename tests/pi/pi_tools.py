@@ -10,27 +10,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from pi_lsp.agent.tools import ToolContext, ToolError, create_tools, validate_tool_arguments
-from tests.oracle import oracle_dir
+from tests.oracle import oracle_dir, require_oracle
 
 DRIVER = Path(__file__).with_name("tools_driver.mjs")
-
-
-def unavailable_reason() -> str | None:
-    if shutil.which("node") is None:
-        return "node is not installed"
-    if not (oracle_dir() / "node_modules" / "@mariozechner" / "pi-coding-agent").exists():
-        return f"pi npm package not installed under {oracle_dir()} (run: make oracle)"
-    return None
 
 
 class PiTools:
@@ -126,6 +115,5 @@ def swap_root(value: Any, old: str, new: str) -> Any:
 
 
 def pi_or_skip() -> None:
-    reason = unavailable_reason()
-    if reason is not None:
-        pytest.skip(reason)
+    """Skip where pi is missing, fail where it is required (CI): as every pi test."""
+    require_oracle()

@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError
-from tests.oracle import PiOracle, unavailable_reason
+from tests.oracle import PiOracle, optional_checks_run
 from tests.server.conftest import SERVER, assistant, server_env, start_raw, user
 
 FILE_ERROR = -32007
@@ -90,7 +90,7 @@ def _check_file_holds_exactly(path: str, acknowledged: list[str], request: pytes
     lines = [orjson.loads(line) for line in data.splitlines()]
     assert lines[0]["type"] == "session"
     assert [line["id"] for line in lines[1:]] == acknowledged
-    if unavailable_reason() is None:
+    if optional_checks_run():
         oracle: PiOracle = request.getfixturevalue("pi_oracle")
         pi = oracle.result("load", path=path, treeFormat="none")
         assert [entry["id"] for entry in pi["entries"]] == acknowledged

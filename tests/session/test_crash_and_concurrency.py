@@ -24,7 +24,7 @@ import orjson
 import pytest
 
 from pi_lsp.session import SessionManager
-from tests.oracle import REPO_ROOT, PiOracle, unavailable_reason
+from tests.oracle import REPO_ROOT, PiOracle, optional_checks_run
 from tests.session.helpers import assistant_msg, user_msg
 
 CHILD_APPEND = r"""
@@ -172,7 +172,7 @@ def test_sigkill_during_appends_loses_no_acknowledged_entry(
     assert [e["id"] for e in reopened.get_entries()] == ids
 
     # pi reads the same file (malformed lines skipped) to the same entries and context
-    if unavailable_reason() is not None:
+    if not optional_checks_run():
         return  # the crash checks above do not need the oracle
     pi_oracle: PiOracle = request.getfixturevalue("pi_oracle")
     pi = pi_oracle.result("load", path=str(path), treeFormat="none")
