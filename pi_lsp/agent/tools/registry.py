@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from pi_lsp.agent.tools.base import Tool
+from pi_lsp.agent.tools.bash import BashTool
 from pi_lsp.agent.tools.edit import EditTool
 from pi_lsp.agent.tools.read import ReadTool
 from pi_lsp.agent.tools.write import WriteTool
@@ -15,6 +16,7 @@ READ_ONLY_TOOL_NAMES = ("read", "grep", "find", "ls")
 
 _FACTORIES: dict[str, Callable[[], Tool]] = {
     "read": ReadTool,
+    "bash": BashTool,
     "edit": EditTool,
     "write": WriteTool,
 }

@@ -1,0 +1,120 @@
+"""bash's process handling: abort and timeout kill the whole process group, updates are cumulative."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+from pathlib import Path
+
+from pi_lsp.agent.tools import ToolContext, ToolError, ToolResult, create_tools, run_user_bash
+
+SPAWN_TREE = (
+    "sleep 30 & echo $! > pids; (sleep 30; echo never) & echo $! >> pids; "
+    "bash -c 'sleep 30' & echo $! >> pids; echo $$ >> pids; echo ready; wait"
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            state = handle.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+async def _all_gone(pids: list[int]) -> bool:
+    for _ in range(100):
+        if not any(_alive(pid) for pid in pids):
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+async def _wait_for_pids(path: Path, count: int) -> list[int]:
+    for _ in range(200):
+        if path.exists():
+            pids = [int(p) for p in path.read_text().split()]
+            if len(pids) >= count:
+                return pids
+        await asyncio.sleep(0.02)
+    raise AssertionError("the command did not start its processes")
+
+
+async def test_abort_kills_every_process_of_the_command(tmp_path: Path) -> None:
+    bash = create_tools(["bash"])[0]
+    ctx = ToolContext(cwd=str(tmp_path))
+    task = asyncio.ensure_future(bash.execute("t", {"command": SPAWN_TREE}, ctx))
+    pids = await _wait_for_pids(tmp_path / "pids", 4)
+    assert all(_alive(pid) for pid in pids)
+    ctx.abort.set()
+    try:
+        await asyncio.wait_for(task, 5)
+        raise AssertionError("an aborted command must fail")
+    except ToolError as exc:
+        assert str(exc) == "ready\n\n\nCommand aborted"
+    assert await _all_gone(pids)
+
+
+async def test_timeout_kills_the_group_and_says_so(tmp_path: Path) -> None:
+    bash = create_tools(["bash"])[0]
+    ctx = ToolContext(cwd=str(tmp_path))
+    try:
+        await bash.execute("t", {"command": SPAWN_TREE, "timeout": 0.5}, ctx)
+        raise AssertionError("a timed-out command must fail")
+    except ToolError as exc:
+        assert str(exc) == "ready\n\n\nCommand timed out after 0.5 seconds"
+    assert await _all_gone([int(p) for p in (tmp_path / "pids").read_text().split()])
+
+
+async def test_user_bash_cancel_kills_the_group(tmp_path: Path) -> None:
+    abort = asyncio.Event()
+    task = asyncio.ensure_future(run_user_bash(SPAWN_TREE, str(tmp_path), abort))
+    pids = await _wait_for_pids(tmp_path / "pids", 4)
+    abort.set()
+    result = await asyncio.wait_for(task, 5)
+    assert (result.cancelled, result.exit_code, result.output) == (True, None, "ready\n")
+    assert await _all_gone(pids)
+
+
+async def test_abort_before_start_runs_nothing(tmp_path: Path) -> None:
+    bash = create_tools(["bash"])[0]
+    ctx = ToolContext(cwd=str(tmp_path))
+    ctx.abort.set()
+    try:
+        await bash.execute("t", {"command": "touch made"}, ctx)
+        raise AssertionError("must fail")
+    except ToolError as exc:
+        assert str(exc) == "Command aborted"
+    await asyncio.sleep(0.2)
+    assert not (tmp_path / "made").exists()
+
+
+async def test_updates_are_cumulative_and_throttled(tmp_path: Path) -> None:
+    updates: list[ToolResult] = []
+    bash = create_tools(["bash"])[0]
+    ctx = ToolContext(cwd=str(tmp_path), on_update=updates.append)
+    command = "for i in 1 2 3 4 5; do echo $i; sleep 0.06; done"
+    result = await bash.execute("t", {"command": command}, ctx)
+    assert result.content[0]["text"] == "1\n2\n3\n4\n5\n"
+    assert updates[0] == ToolResult([], None)
+    texts = [u.content[0]["text"] for u in updates[1:]]
+    assert texts[-1] == "1\n2\n3\n4\n5\n"
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(texts))
+    assert 2 <= len(texts) <= 6
+    assert all(u.details == {} for u in updates[1:])
+
+
+async def test_truncated_updates_name_the_full_output_file(tmp_path: Path) -> None:
+    updates: list[ToolResult] = []
+    bash = create_tools(["bash"])[0]
+    result = await bash.execute(
+        "t", {"command": "seq 1 5000"}, ToolContext(str(tmp_path), on_update=updates.append)
+    )
+    assert result.details is not None
+    full = Path(result.details["fullOutputPath"])
+    assert full.read_text() == "".join(f"{i}\n" for i in range(1, 5001))
+    last = updates[-1].details
+    assert last is not None and last["fullOutputPath"] == str(full) and last["truncation"]["truncated"]
+    os.unlink(full)
