@@ -66,13 +66,14 @@ def require_oracle() -> None:
 class PiOracle:
     """One long-lived driver process; requests are answered in order, one line each.
 
-    ``wrapper`` is a command prefix for the node process (e.g. ``setpriv ...`` to drop privileges).
+    ``wrapper`` is a command prefix for the node process (e.g. ``setpriv ...`` to drop privileges);
+    ``script`` another driver speaking the same line protocol.
     """
 
-    def __init__(self, wrapper: Sequence[str] = ()) -> None:
+    def __init__(self, wrapper: Sequence[str] = (), script: Path = DRIVER) -> None:
         env = dict(os.environ, PI_ORACLE_DIR=str(oracle_dir()))
         self._proc = subprocess.Popen(
-            [*wrapper, "node", str(DRIVER)],
+            [*wrapper, "node", str(script)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

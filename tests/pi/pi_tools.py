@@ -9,57 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pi_lsp.agent.tools import ToolContext, ToolError, create_tools, validate_tool_arguments
-from tests.oracle import oracle_dir, require_oracle
+from tests.oracle import PiOracle, require_oracle
 
 DRIVER = Path(__file__).with_name("tools_driver.mjs")
 
 
-class PiTools:
-    """One long-lived driver process; requests are answered in order."""
+class PiTools(PiOracle):
+    """The tools driver in one long-lived process (the oracle's line protocol, ``fail`` on errors)."""
 
     def __init__(self) -> None:
-        self._proc = subprocess.Popen(
-            ["node", str(DRIVER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=dict(os.environ, PI_ORACLE_DIR=str(oracle_dir())),
-            text=True,
-            encoding="utf-8",
-        )
-        self._lock = threading.Lock()
-        self._next = 0
+        super().__init__(script=DRIVER)
 
     def call(self, op: str, **fields: Any) -> Any:
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        with self._lock:
-            self._next += 1
-            self._proc.stdin.write(json.dumps({"id": self._next, "op": op, **fields}) + "\n")
-            self._proc.stdin.flush()
-            line = self._proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"pi tools driver exited during {op}")
-        answer = json.loads(line)
+        answer = self.request(op, **fields)
         if "fail" in answer:
             raise RuntimeError(f"pi tools driver failed on {op}: {answer['fail']}")
         return answer["result"]
-
-    def close(self) -> None:
-        if self._proc.stdin:
-            self._proc.stdin.close()
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
 
 
 def make_tree(root: Path, files: Mapping[str, bytes | str | None]) -> None:
