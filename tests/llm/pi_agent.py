@@ -30,14 +30,16 @@ class PiRun:
     session_file: str | None
     thinking_level: str
     model: str
+    commands: list[dict[str, Any]]
 
 
-def prepare_agent_dir(root: Path, base_url: str) -> Path:
+def prepare_agent_dir(root: Path, base_url: str, extra_settings: dict[str, Any] | None = None) -> Path:
     """An agent dir whose ``anthropic`` provider is the fake, with fast failures and no retries."""
     agent_dir = root / "agent"
     agent_dir.mkdir(parents=True, exist_ok=True)
     (agent_dir / "models.json").write_text(json.dumps({"providers": {"anthropic": {"baseUrl": base_url}}}))
-    settings = {"retry": {"enabled": False, "provider": {"maxRetries": 0}}, "compaction": {"enabled": False}}
+    settings = {"retry": {"enabled": False, "provider": {"maxRetries": 0}}, "compaction": {"enabled": False},
+                **(extra_settings or {})}  # fmt: skip
     (agent_dir / "settings.json").write_text(json.dumps(settings))
     return agent_dir
 
@@ -51,10 +53,11 @@ async def run_pi_agent(
     prompts: list[dict[str, Any]],
     session_file: Path | None = None,
     tools: list[str] | None = None,
+    settings: dict[str, Any] | None = None,
     timeout: float = 60.0,
 ) -> PiRun:
     """pi runs the prompts; returns what it converted per model call (the fake has the requests)."""
-    agent_dir = prepare_agent_dir(root, fake.url)
+    agent_dir = prepare_agent_dir(root, fake.url, settings)
     cwd = root / "work"
     cwd.mkdir(exist_ok=True)
     request: dict[str, Any] = {
@@ -99,6 +102,7 @@ async def run_pi_agent(
         session_file=result["sessionFile"],
         thinking_level=result["thinkingLevel"],
         model=result["model"],
+        commands=result["commands"],
     )
 
 

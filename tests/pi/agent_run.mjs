@@ -10,7 +10,8 @@
 //
 // Output: one JSON object on stdout
 //   {contexts: [[AgentMessage...] per model call, as pi passed them to convertToLlm],
-//    tools: [{name, description, parameters}], systemPrompt, sessionFile, thinkingLevel, model}
+//    tools: [{name, description, parameters}], systemPrompt, sessionFile, thinkingLevel, model,
+//    commands: [{name, description, source, path}] as pi's RPC get_commands lists them}
 // Anything pi prints goes to stderr.
 
 import path from "node:path";
@@ -64,8 +65,23 @@ async function main() {
 		description: tool.description,
 		parameters: tool.parameters,
 	}));
+	const commands = [
+		...session.promptTemplates.map((t) => ({
+			name: t.name,
+			description: t.description,
+			source: "prompt",
+			path: t.sourceInfo?.path,
+		})),
+		...session.resourceLoader.getSkills().skills.map((s) => ({
+			name: `skill:${s.name}`,
+			description: s.description,
+			source: "skill",
+			path: s.sourceInfo?.path,
+		})),
+	];
 	realLog(
 		JSON.stringify({
+			commands,
 			contexts,
 			tools,
 			systemPrompt: agent.state.systemPrompt,
