@@ -3,7 +3,8 @@
 pi reads ``<agentDir>/settings.json`` (global) and ``<cwd>/.pi/settings.json`` (project). A missing
 or empty file is no settings; an unreadable file, invalid JSON or a non-object counts as ``{}`` too,
 with a problem the caller reports (the prompt as a diagnostic, the server in its log). A JSON array
-is ignored silently, as pi does.
+is ignored silently, as pi does. A workspace controls its ``.pi/settings.json``: it is read with the
+bounded reader (:mod:`pi_lsp.safe_io`), so a FIFO, a device or a huge file is a problem, not a hang.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import os
 from typing import Any
 
-from pi_lsp.jscompat import node_error_message, read_text
+from pi_lsp.safe_io import MAX_SETTINGS_BYTES, read_error_message, read_text
 
 CONFIG_DIR_NAME = ".pi"
 SETTINGS_FILE = "settings.json"
@@ -31,11 +32,11 @@ def global_settings_path(agent_dir: str) -> str:
 def read_settings_file(path: str) -> tuple[dict[str, Any], str | None]:
     """The file's settings object and, when it could not be used, why (one sentence)."""
     try:
-        content = read_text(path)
+        content = read_text(path, MAX_SETTINGS_BYTES)
     except FileNotFoundError:
         return {}, None
     except OSError as error:
-        return {}, node_error_message(error, "open", path)
+        return {}, read_error_message(error, path)
     if not content:
         return {}, None
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from pi_lsp.jscompat import node_error_message, read_text
+from pi_lsp.safe_io import read_error_message, read_text
 
 __all__ = [
     "CONTEXT_FILE_NAMES",
@@ -61,7 +61,7 @@ def load_context_file_from_dir(directory: str) -> tuple[ContextFile | None, list
         try:
             return ContextFile(path, read_text(path)), problems
         except OSError as error:
-            problems.append(ContextFileProblem(path, node_error_message(error, "open", path)))
+            problems.append(ContextFileProblem(path, read_error_message(error, path)))
     return None, problems
 
 

@@ -22,11 +22,11 @@ import os
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from pi_lsp.jscompat import read_text
 from pi_lsp.prompt.assemble import PromptResult
 from pi_lsp.prompt.context_files import CONTEXT_FILE_NAMES
 from pi_lsp.prompt.frontmatter import KeySpan, frontmatter_key_spans
 from pi_lsp.prompt.skills import SkillDiagnostic, canonical_path
+from pi_lsp.safe_io import read_text
 
 __all__ = [
     "KNOWN_SKILL_FIELDS",

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_lsp.jscompat import node_error_message, read_text
+from pi_lsp.safe_io import read_error_message, read_text
 from pi_lsp.settings_file import (
     CONFIG_DIR_NAME,
     SETTINGS_FILE,
@@ -90,7 +90,7 @@ def _read_prompt_file(path: str, problems: list[tuple[str, str]]) -> PromptFile:
     try:
         return PromptFile(read_text(path), path)
     except OSError as error:
-        problems.append((path, node_error_message(error, "open", path)))
+        problems.append((path, read_error_message(error, path)))
         return PromptFile(path, path)
 
 

@@ -16,10 +16,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pi_lsp.jscompat import js_len, js_trim, js_truthy, node_error_message, read_text
+from pi_lsp.jscompat import js_len, js_trim, js_truthy, node_error_message
 from pi_lsp.prompt import pi_text
 from pi_lsp.prompt.frontmatter import FrontmatterError, parse_frontmatter
 from pi_lsp.prompt.patterns import IgnoreRules, prefix_ignore_pattern
+from pi_lsp.prompt.walk_limits import MAX_IGNORE_RULES, WalkBudget
+from pi_lsp.safe_io import read_error_message, read_text
 
 __all__ = [
     "MAX_DESCRIPTION_LENGTH",
@@ -220,7 +222,7 @@ def load_skill_from_file(file_path: str, source: str) -> tuple[Skill | None, lis
     try:
         text = read_text(file_path)
     except OSError as error:
-        message = node_error_message(error, "open", file_path)
+        message = read_error_message(error, file_path)
         return None, [SkillDiagnostic("warning", message, file_path)]
     try:
         fields = parse_frontmatter(text).fields
@@ -279,7 +281,7 @@ def _entry_kind(entry: os.DirEntry[str]) -> tuple[bool, bool] | None:
         return None
 
 
-def _add_ignore_rules(rules: IgnoreRules, directory: str, root: str) -> None:
+def _add_ignore_rules(rules: IgnoreRules, directory: str, root: str, budget: _RuleBudget) -> None:
     relative = os.path.relpath(directory, root)
     prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
     for filename in IGNORE_FILE_NAMES:
@@ -289,7 +291,17 @@ def _add_ignore_rules(rules: IgnoreRules, directory: str, root: str) -> None:
         except OSError:
             continue
         patterns = [p for line in re.split(r"\r?\n", content) if (p := prefix_ignore_pattern(line, prefix))]
+        if budget.left < len(patterns):
+            patterns = patterns[: budget.left]
+            budget.dropped_at = budget.dropped_at or ignore_path
+        budget.left -= len(patterns)
         rules.add(patterns)
+
+
+@dataclass
+class _RuleBudget:
+    left: int = MAX_IGNORE_RULES
+    dropped_at: str | None = None
 
 
 def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[str], list[SkillDiagnostic]]:
@@ -299,18 +311,28 @@ def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[s
     not descend further. Elsewhere only ``SKILL.md`` files count, except that top-level ``*.md``
     files are skills too when ``include_root_md`` (false for ``.agents/skills`` directories).
     Dot entries and ``node_modules`` are skipped; ignore files apply; symlinks are followed.
+
+    Unlike pi, each real directory is listed once (the first path that reaches it wins, as pi's
+    realpath dedupe would pick it anyway), so symlink diamonds cost linear time, and the walk keeps
+    to :mod:`~pi_lsp.prompt.walk_limits` (a warning says what was left out).
     """
     files: list[str] = []
     diagnostics: list[SkillDiagnostic] = []
     if not os.path.exists(root):
         return files, diagnostics
     rules = IgnoreRules()
+    rule_budget = _RuleBudget()
+    budget = WalkBudget()
+    visited: set[str] = set()
 
     def rel(path: str) -> str:
         return os.path.relpath(path, root).replace(os.sep, "/")
 
-    def walk(directory: str, real_directory: str, ancestors: frozenset[str]) -> None:
-        _add_ignore_rules(rules, directory, root)
+    def walk(directory: str, real_directory: str, ancestors: frozenset[str], depth: int) -> None:
+        if not budget.enter(depth):
+            return
+        visited.add(real_directory)
+        _add_ignore_rules(rules, directory, root, rule_budget)
         try:
             entries = _sorted_entries(directory)
         except FileNotFoundError:
@@ -318,6 +340,8 @@ def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[s
         except OSError as error:
             message = node_error_message(error, "scandir", directory)
             diagnostics.append(SkillDiagnostic("warning", message, directory))
+            return
+        if not budget.listed(len(entries)):
             return
         for entry in entries:
             if entry.name != "SKILL.md":
@@ -345,7 +369,9 @@ def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[s
                     message = f"symlink loop: {full} leads back to {real}; not followed"
                     diagnostics.append(SkillDiagnostic("warning", message, full))
                     continue
-                walk(full, real, ancestors | {real})
+                if real in visited:  # a diamond: the same directory by another path
+                    continue
+                walk(full, real, ancestors | {real}, depth + 1)
             elif (
                 is_file
                 and include_root_md
@@ -356,7 +382,15 @@ def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[s
                 files.append(full)
 
     real_root = canonical_path(root)
-    walk(root, real_root, frozenset({real_root}))
+    walk(root, real_root, frozenset({real_root}), 0)
+    for message in budget.problems(root):
+        diagnostics.append(SkillDiagnostic("warning", message, root))
+    if rule_budget.dropped_at is not None:
+        message = (
+            f"more than {MAX_IGNORE_RULES:,} ignore rules below {root};"
+            f" rules from {rule_budget.dropped_at} on are not applied"
+        )
+        diagnostics.append(SkillDiagnostic("warning", message, rule_budget.dropped_at))
     return files, diagnostics
 
 

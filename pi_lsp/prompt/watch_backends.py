@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pi_lsp.prompt.walk_limits import WalkBudget
 from pi_lsp.prompt.watch_plan import WatchPlan, iter_tree_files
 from pi_lsp.stat_poll import Snapshot, changed_paths, snapshot
 
@@ -146,6 +147,9 @@ class WatchdogBackend:
             for key in sorted(targets - set(self._watches)):
                 path, rec = key
                 identity = _identity(path)
+                if rec and not _walkable(path):
+                    log.warning("%s holds too many folders: only its top folder is watched", path)
+                    rec = False
                 try:
                     watch = self._observer.schedule(
                         self._handler, path, recursive=rec, event_filter=self._event_filter
@@ -156,6 +160,32 @@ class WatchdogBackend:
                 self._watches[key] = (watch, identity)
                 (applied.replaced if key in stale else applied.added).append(key)
         return applied
+
+
+def _walkable(tree: str) -> bool:
+    """Whether a recursive native watch of ``tree`` stays within the skill walk's limits (a
+    skills folder linked to ``/`` would otherwise put a watch on every folder of the disk).
+    Symlinked folders are not counted: watchdog does not follow them either."""
+    budget = WalkBudget()
+    stack = [(tree, 0)]
+    while stack:
+        directory, depth = stack.pop()
+        if not budget.enter(depth):
+            if budget.exceeded is not None:
+                return False
+            continue
+        try:
+            with os.scandir(directory) as iterator:
+                entries = list(iterator)
+        except OSError:
+            continue
+        if not budget.listed(len(entries)):
+            return False
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, depth + 1))
+    return True
 
 
 def _identity(path: str) -> tuple[int, int] | None:

@@ -16,6 +16,7 @@ from pi_lsp.prompt.context_files import context_file_candidates
 from pi_lsp.prompt.resources import load_settings, prompt_resource_candidates
 from pi_lsp.prompt.skill_discovery import skill_locations
 from pi_lsp.prompt.skills import IGNORE_FILE_NAMES
+from pi_lsp.prompt.walk_limits import WalkBudget
 
 __all__ = ["WatchPlan", "iter_tree_files", "nearest_existing_dir", "plan_watch"]
 
@@ -103,34 +104,43 @@ class WatchPlan:
 
 
 def iter_tree_files(root: str) -> Iterator[str]:
-    """Files below ``root`` (symlinks followed once, hidden dirs and node_modules skipped)."""
+    """Files below ``root`` (symlinks followed once, hidden dirs and node_modules skipped), within
+    the same limits as the skill walk (:mod:`~pi_lsp.prompt.walk_limits`)."""
     if os.path.isfile(root):
         yield root
         return
     seen: set[str] = set()
-    stack = [root]
+    budget = WalkBudget()
+    stack = [(root, 0)]
     while stack:
-        directory = stack.pop()
+        directory, depth = stack.pop()
         real = os.path.realpath(directory)
         if real in seen:
             continue
+        if not budget.enter(depth):
+            if budget.exceeded is not None:
+                return
+            continue
         seen.add(real)
         try:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    if entry.name == "node_modules" or (
-                        entry.name.startswith(".") and entry.name not in IGNORE_FILE_NAMES
-                    ):
-                        continue
-                    try:
-                        if entry.is_dir():
-                            stack.append(entry.path)
-                        elif entry.is_file():
-                            yield entry.path
-                    except OSError:
-                        continue
+            with os.scandir(directory) as iterator:
+                entries = list(iterator)
         except OSError:
             continue
+        if not budget.listed(len(entries)):
+            return
+        for entry in entries:
+            if entry.name == "node_modules" or (
+                entry.name.startswith(".") and entry.name not in IGNORE_FILE_NAMES
+            ):
+                continue
+            try:
+                if entry.is_dir():
+                    stack.append((entry.path, depth + 1))
+                elif entry.is_file():
+                    yield entry.path
+            except OSError:
+                continue
 
 
 def plan_watch(cwd: str, agent_dir: str, *, home: str | None = None) -> WatchPlan:

@@ -85,12 +85,12 @@ def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client
     service.connect(client)
 
     @server.feature(types.INITIALIZE)
-    def on_initialize(params: types.InitializeParams) -> None:
+    async def on_initialize(params: types.InitializeParams) -> None:
         folders = params.workspace_folders or []
         root = _uri_path(folders[0].uri) if folders else _uri_path(params.root_uri) or params.root_path
         client.workspace_root = root
-        client.settings.set_cwd(root)
         client.settings.set_initialization_options(params.initialization_options)
+        await client.settings.set_cwd(root)  # the workspace's settings.json: read in a worker
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: types.DidChangeConfigurationParams) -> None:
@@ -98,15 +98,15 @@ def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client
             log.debug("didChangeConfiguration without a pi section; settings unchanged")
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def on_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
-        for change in params.changes:
-            path = _uri_path(change.uri) or ""
-            if path.endswith("settings.json"):
-                client.settings.reload_files()
+    async def on_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
+        paths = [_uri_path(change.uri) or "" for change in params.changes]
+        for path in paths:
             session = service.registry.find_path(path)
             if session is not None:
                 service.watcher.touch(session.id)
         prompt_features.watched_files(ctx, [change.uri for change in params.changes])
+        if any(path.endswith("settings.json") for path in paths):
+            await client.settings.reload_files_async()
 
     prompt_features.install(server, ctx)  # initialized/shutdown/folders/hover for the system prompt
     for method, handler in METHODS.items():

@@ -435,7 +435,7 @@ class PromptService:
             return
         if any(os.path.basename(p) == SETTINGS_FILE for p in changed):
             for client in clients:
-                client.settings.reload_files()
+                await client.settings.reload_files_async()
         async with self._lock(cwd):
             names = list(dict.fromkeys(client.settings.tokenizer for client in clients))
             results = {name: await self._assemble(cwd, name) for name in names}

@@ -33,7 +33,7 @@ def _no_notify(method: str, params: dict[str, Any]) -> None:
 class Client:
     """One connected editor: its settings, its active session and the sessions it holds open."""
 
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings = field(default_factory=lambda: Settings(load=False))  # read at initialize
     notify: Notify = _no_notify
     workspace_root: str | None = None
     active: str | None = None

@@ -8,6 +8,7 @@ default applies) and reported once in the log, so one typo never breaks the serv
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ DEFAULT_RESERVE_TOKENS = 16_384
 DEFAULT_KEEP_RECENT_TOKENS = 20_000
 SUMMARIZERS = ("auto", "anthropic", "offline")
 TOKENIZERS = ("tiktoken", "estimate")
+SETTINGS_READ_TIMEOUT = 5.0
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -55,30 +57,57 @@ class CompactionConfig:
     model: str | None
 
 
-class Settings:
-    """The merged settings of one client, re-read when the client's configuration changes."""
+def read_settings_files(cwd: str | None) -> dict[str, Any]:
+    """``<agentDir>/settings.json`` with ``<cwd>/.pi/settings.json`` merged over it."""
+    merged = _read_settings(global_settings_path(str(agent_dir())))
+    if cwd:
+        merged = deep_merge(merged, _read_settings(project_settings_path(cwd)))
+    return merged
 
-    def __init__(self, cwd: str | None = None) -> None:
+
+class Settings:
+    """The merged settings of one client, re-read when the client's configuration changes.
+
+    ``Settings(cwd)`` reads the files at once (for the CLI); the server makes ``Settings(load=False)``
+    and reads them in a worker with :meth:`reload_files_async`, never on its event loop.
+    """
+
+    def __init__(self, cwd: str | None = None, *, load: bool = True) -> None:
         self.cwd = cwd
         self._files: dict[str, Any] = {}
         self._init: dict[str, Any] = {}
         self._client: dict[str, Any] = {}
         self._merged: dict[str, Any] = {}
-        self.reload_files()
+        if load:
+            self.reload_files()
 
     # -------------------------------------------------------------- layers
 
     def reload_files(self) -> None:
-        """Re-read pi's global and project settings files."""
-        merged = _read_settings(global_settings_path(str(agent_dir())))
-        if self.cwd:
-            merged = deep_merge(merged, _read_settings(project_settings_path(self.cwd)))
-        self._files = merged
+        """Re-read pi's global and project settings files (blocking: not on the event loop)."""
+        self._use_files(read_settings_files(self.cwd))
+
+    async def reload_files_async(self, timeout: float = SETTINGS_READ_TIMEOUT) -> None:
+        """Re-read the settings files in a worker thread; after ``timeout`` seconds (a file on a
+        hung mount) the settings stay as they were and the read is abandoned with a warning."""
+        cwd = self.cwd
+        loop = asyncio.get_running_loop()
+        try:
+            files = await asyncio.wait_for(loop.run_in_executor(None, read_settings_files, cwd), timeout)
+        except TimeoutError:
+            log.warning("reading the settings files for %s took over %.0f s; not applied", cwd, timeout)
+            return
+        if self.cwd == cwd:
+            self._use_files(files)
+
+    def _use_files(self, files: dict[str, Any]) -> None:
+        self._files = files
         self._remerge()
 
-    def set_cwd(self, cwd: str | None) -> None:
+    async def set_cwd(self, cwd: str | None) -> None:
+        """The workspace root changed (``initialize``): read its settings off the event loop."""
         self.cwd = cwd
-        self.reload_files()
+        await self.reload_files_async()
 
     def set_initialization_options(self, options: Any) -> None:
         """``initializationOptions``: only its ``pi`` object is ours."""

@@ -1,0 +1,65 @@
+"""Bounds on walking a skill tree, which a workspace controls.
+
+A skills folder may hold symlink "diamonds" (``a -> .``, ``b -> .`` at every level: exponentially
+many paths to the same directories) or a link to ``/``. Every walk therefore visits each real
+directory once, and stops at a depth, a directory count and an entry count that no real skill
+tree comes near, saying so once (``WalkBudget.exceeded``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MAX_IGNORE_RULES", "MAX_WALK_DEPTH", "MAX_WALK_DIRS", "MAX_WALK_ENTRIES", "WalkBudget"]
+
+MAX_WALK_DEPTH = 32
+"""Directories below the walk's root (the root is depth 0)."""
+
+MAX_WALK_DIRS = 10_000
+"""Distinct real directories listed per walk."""
+
+MAX_WALK_ENTRIES = 200_000
+"""Directory entries looked at per walk."""
+
+MAX_IGNORE_RULES = 1_000
+"""gitignore rules gathered per walk (each is tried on every path below its folder)."""
+
+
+@dataclass
+class WalkBudget:
+    """What one walk has spent; ``exceeded`` says which limit stopped it (None: none did)."""
+
+    dirs: int = 0
+    entries: int = 0
+    exceeded: str | None = None
+    too_deep: bool = False
+
+    def enter(self, depth: int) -> bool:
+        """Whether a directory at ``depth`` may be listed (counts it when it may)."""
+        if self.exceeded is not None:
+            return False
+        if depth > MAX_WALK_DEPTH:
+            self.too_deep = True
+            return False
+        if self.dirs >= MAX_WALK_DIRS:
+            self.exceeded = f"more than {MAX_WALK_DIRS:,} directories"
+            return False
+        self.dirs += 1
+        return True
+
+    def problems(self, root: str) -> list[str]:
+        """What the walk below ``root`` left out, as diagnostic messages."""
+        found: list[str] = []
+        if self.exceeded is not None:
+            found.append(f"skill folder walk stopped at {self.exceeded} below {root}; the rest is not read")
+        if self.too_deep:
+            found.append(f"skill folders deeper than {MAX_WALK_DEPTH} levels below {root} are not read")
+        return found
+
+    def listed(self, count: int) -> bool:
+        """Count ``count`` entries of a listed directory; False once over the entry limit."""
+        self.entries += count
+        if self.entries > MAX_WALK_ENTRIES:
+            self.exceeded = self.exceeded or f"more than {MAX_WALK_ENTRIES:,} entries"
+            return False
+        return True
