@@ -20,7 +20,7 @@ from pi_lsp.jscompat import js_len, js_trim, js_truthy, node_error_message
 from pi_lsp.prompt import pi_text
 from pi_lsp.prompt.frontmatter import FrontmatterError, parse_frontmatter
 from pi_lsp.prompt.patterns import IgnoreRules, prefix_ignore_pattern
-from pi_lsp.prompt.walk_limits import MAX_IGNORE_RULES, WalkBudget
+from pi_lsp.prompt.walk_limits import RuleBudget, WalkBudget
 from pi_lsp.safe_io import read_error_message, read_text
 
 __all__ = [
@@ -281,7 +281,7 @@ def _entry_kind(entry: os.DirEntry[str]) -> tuple[bool, bool] | None:
         return None
 
 
-def _add_ignore_rules(rules: IgnoreRules, directory: str, root: str, budget: _RuleBudget) -> None:
+def _add_ignore_rules(rules: IgnoreRules, directory: str, root: str, budget: RuleBudget) -> None:
     relative = os.path.relpath(directory, root)
     prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
     for filename in IGNORE_FILE_NAMES:
@@ -291,17 +291,7 @@ def _add_ignore_rules(rules: IgnoreRules, directory: str, root: str, budget: _Ru
         except OSError:
             continue
         patterns = [p for line in re.split(r"\r?\n", content) if (p := prefix_ignore_pattern(line, prefix))]
-        if budget.left < len(patterns):
-            patterns = patterns[: budget.left]
-            budget.dropped_at = budget.dropped_at or ignore_path
-        budget.left -= len(patterns)
-        rules.add(patterns)
-
-
-@dataclass
-class _RuleBudget:
-    left: int = MAX_IGNORE_RULES
-    dropped_at: str | None = None
+        rules.add(budget.take(patterns, ignore_path))
 
 
 def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[str], list[SkillDiagnostic]]:
@@ -321,7 +311,7 @@ def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[s
     if not os.path.exists(root):
         return files, diagnostics
     rules = IgnoreRules()
-    rule_budget = _RuleBudget()
+    rule_budget = RuleBudget()
     budget = WalkBudget()
     visited: set[str] = set()
 
@@ -386,10 +376,7 @@ def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[s
     for message in budget.problems(root):
         diagnostics.append(SkillDiagnostic("warning", message, root))
     if rule_budget.dropped_at is not None:
-        message = (
-            f"more than {MAX_IGNORE_RULES:,} ignore rules below {root};"
-            f" rules from {rule_budget.dropped_at} on are not applied"
-        )
+        message = rule_budget.problem(root)
         diagnostics.append(SkillDiagnostic("warning", message, rule_budget.dropped_at))
     return files, diagnostics
 

@@ -8,9 +8,16 @@ tree comes near, saying so once (``WalkBudget.exceeded``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["MAX_IGNORE_RULES", "MAX_WALK_DEPTH", "MAX_WALK_DIRS", "MAX_WALK_ENTRIES", "WalkBudget"]
+__all__ = [
+    "MAX_IGNORE_RULES",
+    "MAX_WALK_DEPTH",
+    "MAX_WALK_DIRS",
+    "MAX_WALK_ENTRIES",
+    "RuleBudget",
+    "WalkBudget",
+]
 
 MAX_WALK_DEPTH = 32
 """Directories below the walk's root (the root is depth 0)."""
@@ -63,3 +70,25 @@ class WalkBudget:
             self.exceeded = self.exceeded or f"more than {MAX_WALK_ENTRIES:,} entries"
             return False
         return True
+
+
+@dataclass
+class RuleBudget:
+    """Ignore rules one walk may still gather; ``dropped_at`` is the first file cut short."""
+
+    left: int = field(default_factory=lambda: MAX_IGNORE_RULES)
+    dropped_at: str | None = None
+
+    def take(self, patterns: list[str], source: str) -> list[str]:
+        """The patterns of ``source`` that fit (all of them while the budget lasts)."""
+        if len(patterns) > self.left:
+            patterns = patterns[: self.left]
+            self.dropped_at = self.dropped_at or source
+        self.left -= len(patterns)
+        return patterns
+
+    def problem(self, root: str) -> str:
+        return (
+            f"more than {MAX_IGNORE_RULES:,} ignore rules below {root};"
+            f" rules from {self.dropped_at} on are not applied"
+        )

@@ -1,0 +1,143 @@
+"""Skill folder walks are linear and bounded: symlink diamonds, a link to ``/``, deep trees.
+
+Work is counted (directory listings), not timed: a listing counter fails the old exponential walk
+long before it would finish.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pi_lsp.prompt import skills, walk_limits
+from pi_lsp.prompt.skill_discovery import discover_skills
+from pi_lsp.prompt.skills import load_skills_from_dir, walk_skill_files
+from pi_lsp.prompt.watch_plan import iter_tree_files
+
+
+class TooMuchWork(Exception):
+    pass
+
+
+@pytest.fixture
+def listings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every directory the skill walk lists; more than 2,000 listings fail the test at once."""
+    seen: list[str] = []
+    real = skills._sorted_entries
+
+    def counting(directory: str) -> list[os.DirEntry[str]]:
+        seen.append(directory)
+        if len(seen) > 2_000:
+            raise TooMuchWork(directory)
+        return real(directory)
+
+    monkeypatch.setattr(skills, "_sorted_entries", counting)
+    yield seen
+
+
+def skill(directory: Path, name: str) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill.\n---\n")
+
+
+def diamonds(root: Path, levels: int) -> None:
+    """``root/d0/{a,b} -> d1``, ``d1/{a,b} -> d2``, ...: 2**levels paths to the last folder."""
+    for level in range(levels + 1):
+        (root / f"d{level}").mkdir(parents=True)
+    for level in range(levels):
+        for name in ("a", "b"):
+            (root / f"d{level}" / name).symlink_to(root / f"d{level + 1}")
+    skill(root / f"d{levels}" / "deep-skill", "deep-skill")
+
+
+def test_symlink_diamonds_are_walked_once_per_real_folder(tmp_path: Path, listings: list[str]) -> None:
+    root = tmp_path / "skills"
+    diamonds(root, 24)  # 16 million paths for a walk without a visited set
+    result = load_skills_from_dir(str(root), "project")
+    real_dirs = {os.path.realpath(d) for d in listings}
+    assert len(listings) == len(real_dirs) <= 27
+    assert [s.name for s in result.skills] == ["deep-skill"]
+    assert result.skills[0].file_path == str(
+        root / "d0/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/deep-skill/SKILL.md"
+    )
+
+
+def test_a_link_to_the_root_folder_is_walked_within_limits(
+    tmp_path: Path, listings: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(walk_limits, "MAX_WALK_DIRS", 300)
+    root = tmp_path / "skills"
+    skill(root / "mine", "mine")
+    (root / "zz-everything").symlink_to("/")  # after "mine": the limit leaves out what comes later
+    files, diagnostics = walk_skill_files(str(root))
+    assert len(listings) == 300
+    assert str(root / "mine" / "SKILL.md") in files
+    assert [d.message for d in diagnostics if "walk stopped" in d.message] == [
+        f"skill folder walk stopped at more than 300 directories below {root}; the rest is not read"
+    ]
+    found = discover_skills(
+        str(tmp_path), str(tmp_path / "agent"), home=str(tmp_path / "home"), extra_paths=[str(root)]
+    )
+    assert "mine" in [s.name for s in found.skills]
+    assert any("walk stopped" in d.message for d in found.diagnostics)
+
+
+def test_the_depth_limit_leaves_deeper_folders_out_and_says_so(
+    tmp_path: Path, listings: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(walk_limits, "MAX_WALK_DEPTH", 3)
+    root = tmp_path / "skills"
+    skill(root / "a" / "b" / "shallow", "shallow")
+    skill(root / "a" / "b" / "c" / "d" / "deep", "deep")
+    result = load_skills_from_dir(str(root), "project")
+    assert [s.name for s in result.skills] == ["shallow"]
+    assert [d.message for d in result.diagnostics] == [
+        f"skill folders deeper than 3 levels below {root} are not read"
+    ]
+
+
+def test_a_loop_is_still_reported(tmp_path: Path, listings: list[str]) -> None:
+    root = tmp_path / "skills"
+    skill(root / "one", "one")
+    (root / "one-more").mkdir()
+    (root / "one-more" / "back").symlink_to(root)
+    result = load_skills_from_dir(str(root), "project")
+    assert [s.name for s in result.skills] == ["one"]
+    assert [d.message for d in result.diagnostics] == [
+        f"symlink loop: {root / 'one-more' / 'back'} leads back to {os.path.realpath(root)}; not followed"
+    ]
+
+
+def test_ignore_rules_are_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(walk_limits, "MAX_IGNORE_RULES", 5)
+    root = tmp_path / "skills"
+    skill(root / "kept", "kept")
+    skill(root / "hidden", "hidden")
+    (root / ".gitignore").write_text("".join(f"pattern-{n}\n" for n in range(5)) + "hidden/\n")
+    files, diagnostics = walk_skill_files(str(root))
+    assert str(root / "hidden" / "SKILL.md") in files
+    assert [d.path for d in diagnostics] == [str(root / ".gitignore")]
+
+
+def test_the_watcher_walk_has_the_same_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(walk_limits, "MAX_WALK_DIRS", 50)
+    root = tmp_path / "skills"
+    diamonds(root, 24)
+    (root / "everything").symlink_to("/")
+    calls = 0
+    real_scandir = os.scandir
+
+    def counting(path: str) -> object:
+        nonlocal calls
+        calls += 1
+        if calls > 2_000:
+            raise TooMuchWork(path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    files = list(iter_tree_files(str(root)))
+    assert calls <= 50
+    assert len(files) == len(set(files))
