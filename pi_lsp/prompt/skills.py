@@ -20,7 +20,7 @@ from pi_lsp.jscompat import js_len, js_trim, js_truthy, node_error_message
 from pi_lsp.prompt import pi_text
 from pi_lsp.prompt.frontmatter import FrontmatterError, parse_frontmatter
 from pi_lsp.prompt.patterns import IgnoreRules, prefix_ignore_pattern
-from pi_lsp.prompt.walk_limits import RuleBudget, WalkBudget
+from pi_lsp.prompt.walk_limits import MAX_IGNORE_RULES, RuleBudget, WalkBudget
 from pi_lsp.safe_io import read_error_message, read_text
 
 __all__ = [
@@ -281,7 +281,10 @@ def _entry_kind(entry: os.DirEntry[str]) -> tuple[bool, bool] | None:
         return None
 
 
-def _add_ignore_rules(rules: IgnoreRules, directory: str, root: str, budget: RuleBudget) -> None:
+def _add_ignore_rules(
+    rules: IgnoreRules, directory: str, root: str, budget: RuleBudget | None = None
+) -> None:
+    """Add the ignore files of ``directory`` (relative to ``root``), within ``budget``."""
     relative = os.path.relpath(directory, root)
     prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
     for filename in IGNORE_FILE_NAMES:
@@ -291,7 +294,7 @@ def _add_ignore_rules(rules: IgnoreRules, directory: str, root: str, budget: Rul
         except OSError:
             continue
         patterns = [p for line in re.split(r"\r?\n", content) if (p := prefix_ignore_pattern(line, prefix))]
-        rules.add(budget.take(patterns, ignore_path))
+        rules.add(budget.take(patterns, ignore_path) if budget is not None else patterns[:MAX_IGNORE_RULES])
 
 
 def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[str], list[SkillDiagnostic]]:

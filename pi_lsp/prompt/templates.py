@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pi_lsp.jscompat import js_len, js_trim, js_truthy, read_text
+from pi_lsp.jscompat import js_len, js_trim, js_truthy
 from pi_lsp.prompt.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from pi_lsp.prompt.patterns import IgnoreRules
 from pi_lsp.prompt.resources import PiSettings, load_settings, settings_entries
@@ -37,6 +37,8 @@ from pi_lsp.prompt.skill_discovery import (
     _split_entries,
 )
 from pi_lsp.prompt.skills import Skill, _add_ignore_rules, canonical_path, resolve_user_path
+from pi_lsp.prompt.walk_limits import RuleBudget, WalkBudget
+from pi_lsp.safe_io import read_text
 
 __all__ = [
     "PromptTemplate",
@@ -219,33 +221,47 @@ def _top_level_md(directory: str) -> list[str]:
     return files
 
 
-def _md_files_recursive(
-    directory: str, rules: IgnoreRules | None = None, root: str | None = None
-) -> list[str]:
-    """pi's ``collectFiles(dir, /\\.md$/)`` for a directory named in settings."""
-    root = root or directory
-    rules = rules if rules is not None else IgnoreRules()
-    _add_ignore_rules(rules, directory, root)
+def _md_files_recursive(directory: str) -> list[str]:
+    """pi's ``collectFiles(dir, /\\.md$/)`` for a directory named in settings.
+
+    Each real directory is listed once (symlink loops and diamonds cost nothing) and the walk keeps
+    to :mod:`~pi_lsp.prompt.walk_limits`; pi itself has no such bounds.
+    """
+    rules = IgnoreRules()
+    rule_budget = RuleBudget()
+    budget = WalkBudget()
+    visited: set[str] = set()
     files: list[str] = []
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return files
-    for name in names:
-        if name.startswith(".") or name == "node_modules":
-            continue
-        full = os.path.join(directory, name)
-        kind = _entry_kind(full)
-        if kind is None:
-            continue
-        is_dir, is_file = kind
-        relative = os.path.relpath(full, root).replace(os.sep, "/")
-        if rules.ignores(relative + "/" if is_dir else relative):
-            continue
-        if is_dir:
-            files.extend(_md_files_recursive(full, rules, root))
-        elif is_file and name.endswith(".md"):
-            files.append(full)
+
+    def walk(current: str, depth: int) -> None:
+        real = canonical_path(current)
+        if real in visited or not budget.enter(depth):
+            return
+        visited.add(real)
+        _add_ignore_rules(rules, current, directory, rule_budget)
+        try:
+            names = sorted(os.listdir(current))
+        except OSError:
+            return
+        if not budget.listed(len(names)):
+            return
+        for name in names:
+            if name.startswith(".") or name == "node_modules":
+                continue
+            full = os.path.join(current, name)
+            kind = _entry_kind(full)
+            if kind is None:
+                continue
+            is_dir, is_file = kind
+            relative = os.path.relpath(full, directory).replace(os.sep, "/")
+            if rules.ignores(relative + "/" if is_dir else relative):
+                continue
+            if is_dir:
+                walk(full, depth + 1)
+            elif is_file and name.endswith(".md"):
+                files.append(full)
+
+    walk(directory, 0)
     return files
 
 

@@ -6,6 +6,7 @@ long before it would finish.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from pi_lsp.prompt import skills, walk_limits
 from pi_lsp.prompt.skill_discovery import discover_skills
 from pi_lsp.prompt.skills import load_skills_from_dir, walk_skill_files
+from pi_lsp.prompt.templates import discover_prompt_templates
 from pi_lsp.prompt.watch_plan import iter_tree_files
 
 
@@ -141,3 +143,29 @@ def test_the_watcher_walk_has_the_same_limits(tmp_path: Path, monkeypatch: pytes
     files = list(iter_tree_files(str(root)))
     assert calls <= 50
     assert len(files) == len(set(files))
+
+
+def test_prompt_template_folders_are_walked_once_per_real_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prompts = tmp_path / "prompts"
+    diamonds(prompts, 24)
+    (prompts / "d0" / "loop").symlink_to(prompts)
+    (prompts / "d24" / "review.md").write_text("Review the change.\n")
+    ws = tmp_path / "ws"
+    (ws / ".pi").mkdir(parents=True)
+    (ws / ".pi" / "settings.json").write_text(json.dumps({"prompts": [str(prompts)]}))
+    calls = 0
+    real_listdir = os.listdir
+
+    def counting(path: str) -> list[str]:
+        nonlocal calls
+        calls += 1
+        if calls > 2_000:
+            raise TooMuchWork(path)
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", counting)
+    found = discover_prompt_templates(str(ws), str(tmp_path / "agent"), home=str(tmp_path / "home"))
+    assert [t.name for t in found] == ["SKILL", "review"]  # diamonds() leaves a SKILL.md too
+    assert calls <= 30
