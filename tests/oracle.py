@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,11 +67,13 @@ class PiOracle:
     """One long-lived driver process; requests are answered in order, one line each.
 
     ``wrapper`` is a command prefix for the node process (e.g. ``setpriv ...`` to drop privileges);
-    ``script`` another driver speaking the same line protocol.
+    ``script`` another driver speaking the same line protocol; ``env`` extra environment variables.
     """
 
-    def __init__(self, wrapper: Sequence[str] = (), script: Path = DRIVER) -> None:
-        env = dict(os.environ, PI_ORACLE_DIR=str(oracle_dir()))
+    def __init__(
+        self, wrapper: Sequence[str] = (), script: Path = DRIVER, env: Mapping[str, str] | None = None
+    ) -> None:
+        env = dict(os.environ, PI_ORACLE_DIR=str(oracle_dir()), **(env or {}))
         self._proc = subprocess.Popen(
             [*wrapper, "node", str(script)],
             stdin=subprocess.PIPE,

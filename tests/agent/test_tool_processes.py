@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from pi_lsp.agent.tools import ToolContext, ToolError, ToolResult, create_tools, run_user_bash
 
@@ -118,3 +121,17 @@ async def test_truncated_updates_name_the_full_output_file(tmp_path: Path) -> No
     last = updates[-1].details
     assert last is not None and last["fullOutputPath"] == str(full) and last["truncation"]["truncated"]
     os.unlink(full)
+
+
+async def test_find_works_with_an_fd_too_old_for_pi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Debian 12's fdfind rejects --no-require-git (pi's find fails there); ours retries without it."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))  # no shims: the system's fd
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("")
+    (root / "skip.py").write_text("")
+    (root / ".gitignore").write_text("skip.py\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    find = create_tools(["find"])[0]
+    result = await find.execute("1", {"pattern": "*.py"}, ToolContext(cwd=str(root)))
+    assert result.content[0]["text"] == "src/a.py"

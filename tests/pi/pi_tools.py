@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,14 +24,37 @@ DRIVER = Path(__file__).with_name("tools_driver.mjs")
 class PiTools(PiOracle):
     """The tools driver in one long-lived process (the oracle's line protocol, ``fail`` on errors)."""
 
-    def __init__(self) -> None:
-        super().__init__(script=DRIVER)
+    def __init__(self, agent_dir: Path) -> None:
+        super().__init__(script=DRIVER, env={"PI_CODING_AGENT_DIR": str(agent_dir)})
 
     def call(self, op: str, **fields: Any) -> Any:
         answer = self.request(op, **fields)
         if "fail" in answer:
             raise RuntimeError(f"pi tools driver failed on {op}: {answer['fail']}")
         return answer["result"]
+
+
+FD_WITHOUT_NO_REQUIRE_GIT = """#!/bin/sh
+# Test shim: this fd predates --no-require-git (fd < 8.7, e.g. Debian 12's fdfind), which makes pi's
+# find fail outright. Both pi and we find this script first in <agentDir>/bin, so the parity tests
+# compare everything else; trees are git repositories, where old fd honours .gitignore anyway.
+for arg; do shift; [ "$arg" = --no-require-git ] || set -- "$@" "$arg"; done
+exec {fd} "$@"
+"""
+
+
+def prepare_agent_dir(agent_dir: Path) -> None:
+    """An agent dir for both pi and us; with an fd shim when the system's fd is too old for pi."""
+    fd = shutil.which("fd") or shutil.which("fdfind")
+    if fd is None:
+        return
+    help_text = subprocess.run([fd, "--help"], capture_output=True, text=True, check=False).stdout
+    if "--no-require-git" in help_text:
+        return
+    shim = agent_dir / "bin" / "fd"
+    shim.parent.mkdir(parents=True, exist_ok=True)
+    shim.write_text(FD_WITHOUT_NO_REQUIRE_GIT.replace("{fd}", fd))
+    shim.chmod(0o755)
 
 
 def make_tree(root: Path, files: Mapping[str, bytes | str | None]) -> None:

@@ -49,10 +49,6 @@ CASES: list[tuple[str, Any]] = [
 ]
 
 
-IMPLEMENTED = ("read", "edit", "write")
-CASES = [case for case in CASES if case[0] in IMPLEMENTED]
-
-
 @pytest.mark.parametrize(("tool", "args"), CASES, ids=[f"{t}-{i}" for i, (t, _) in enumerate(CASES)])
 def test_validation_matches_pi(pi_tools: PiTools, tool: str, args: Any) -> None:
     prepared = pi_tools.call("prepare", tool=tool, args=args)

@@ -7,6 +7,9 @@ from collections.abc import Callable, Sequence
 from pi_lsp.agent.tools.base import Tool
 from pi_lsp.agent.tools.bash import BashTool
 from pi_lsp.agent.tools.edit import EditTool
+from pi_lsp.agent.tools.find import FindTool
+from pi_lsp.agent.tools.grep import GrepTool
+from pi_lsp.agent.tools.ls import LsTool
 from pi_lsp.agent.tools.read import ReadTool
 from pi_lsp.agent.tools.write import WriteTool
 
@@ -19,6 +22,9 @@ _FACTORIES: dict[str, Callable[[], Tool]] = {
     "bash": BashTool,
     "edit": EditTool,
     "write": WriteTool,
+    "grep": GrepTool,
+    "find": FindTool,
+    "ls": LsTool,
 }
 
 

@@ -14,10 +14,9 @@ import re
 from typing import Any
 
 from pi_lsp.agent.tools.base import Tool, ToolError
-from pi_lsp.jscompat import js_number, js_stringify
+from pi_lsp.jscompat import js_number, js_stringify, js_trim
 
-# What JavaScript's unary plus accepts: StrWhiteSpace around a decimal, Infinity or 0x/0o/0b literal.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+# What JavaScript's unary plus accepts (after trimming): a decimal, Infinity or a 0x/0o/0b literal.
 _DECIMAL = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
 _RADIX = re.compile(r"0([xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)")
 _INTEGER_LIKE = re.compile(r"-?(0|[1-9]\d*)")
@@ -28,7 +27,7 @@ _MAX_SAFE = 2**53 - 1
 
 def _js_to_number(text: str) -> float | None:
     """``+text``; None where JavaScript gives NaN."""
-    stripped = text.strip(_JS_SPACE)
+    stripped = js_trim(text)
     if not stripped:
         return 0.0
     if _DECIMAL.fullmatch(stripped):
