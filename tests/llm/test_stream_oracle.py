@@ -89,6 +89,12 @@ def _proxy_usage() -> list[str]:
 
 
 _TRUNCATED_CALL = ToolUse("toolu_X", "write", {}, raw_json='{"path": "a", "content": "b')
+_NESTED_CALL = ToolUse(
+    "toolu_N", "edit",
+    {"path": "src/a.py", "edits": [{"oldText": "x = 1\n", "newText": "x = 2\n"}], "flag": True, "n": -12.5e3,
+     "none": None},
+    chunks=12,
+)  # fmt: skip
 _OVERLOADED = error_event("overloaded_error", "Overloaded")
 
 SCENARIOS: dict[str, Scenario] = {
@@ -115,6 +121,12 @@ SCENARIOS: dict[str, Scenario] = {
     "proxy usage with nulls": Scenario(Reply(events=_proxy_usage())),
     "malformed event": Scenario(Reply(events=_malformed()), compare_error_prefix=True),
     "connection cut mid-body": Scenario(Reply(events=assistant_stream(Text("abcdef")), cut_after=4)),
+    **{
+        f"abort mid tool call after {n} deltas": Scenario(
+            Reply(events=assistant_stream(_NESTED_CALL), stall_after=3 + n), abort_on=("toolcall_delta", n)
+        )
+        for n in (1, 2, 3, 5, 8, 11)
+    },
     "abort while streaming": Scenario(
         Reply(events=assistant_stream(Text("first half, second half")), stall_after=4),
         abort_on=("text_delta", 1),
