@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from pi_lsp.jscompat import js_number
+from pi_lsp.session.deep_json import loads_deep
 
 JsonObject = dict[str, Any]
 
@@ -35,15 +36,20 @@ def loads_line(data: bytes) -> Any:
     """
     try:
         return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass
+    except orjson.JSONDecodeError as error:
+        too_deep = "depth limit" in str(error)
     # Node decodes invalid UTF-8 to U+FFFD and JSON.parse accepts lone surrogate escapes;
-    # orjson rejects both, the standard library accepts the latter.
+    # orjson rejects both, the standard library accepts the latter. JSON.parse has no depth
+    # limit: lines nested deeper than orjson or the standard library go take the deep reader.
     text = data.decode("utf-8", "replace")
+    if too_deep:
+        return loads_deep(text)
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(str(error)) from None
+    except RecursionError:
+        return loads_deep(text)
 
 
 def _js_number_form(value: Any) -> Any:

@@ -66,18 +66,23 @@ def read_lines(
     need_header = expect_header
     number = first_line
     offset = start
-    carry = b""
+    pending: list[bytes] = []  # the pieces of a line not ended yet, joined once (linear in its length)
     with open_regular(path) as handle:
         handle.seek(start)
         while chunk := handle.read(CHUNK_BYTES):
-            buffer = carry + chunk if carry else chunk
-            cut = buffer.rfind(b"\n") + 1
+            cut = chunk.rfind(b"\n") + 1
             if cut == 0:
-                carry = buffer
+                pending.append(chunk)
                 continue
-            carry = buffer[cut:]
+            buffer = chunk
+            if pending:
+                pending.append(chunk)
+                buffer = b"".join(pending)
+                cut += len(buffer) - len(chunk)
+            pending = [buffer[cut:]] if cut < len(buffer) else []
             number, need_header = _take_lines(result, buffer, cut, offset, number, need_header)
             offset += cut
+    carry = b"".join(pending)
     result.end_offset = offset
     result.next_line = number
     if carry.strip():
