@@ -82,23 +82,27 @@ def _js_number_form(value: Any) -> Any:
 
 def dumps_compact(value: Any) -> bytes:
     """``JSON.stringify(value)`` as UTF-8 bytes (no trailing newline)."""
-    value = _js_number_form(value)
     try:
-        return orjson.dumps(value)
+        return orjson.dumps(_js_number_form(value))
     except TypeError:
-        value = _plain_floats(value)
         # Lone surrogates or integers beyond 64 bits: the standard library writes valid JSON
-        # for both (surrogates escaped), which any JSON reader, pi included, accepts.
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
+        # for both (surrogates escaped), which any JSON reader, pi included, accepts. It starts
+        # from the value itself: orjson's fragments cannot be read back.
+        plain = _stdlib_numbers(value)
+        return json.dumps(plain, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
 
 
-def _plain_floats(value: Any) -> Any:
-    if isinstance(value, orjson.Fragment):
-        return float(value.contents)
+def _stdlib_numbers(value: Any) -> Any:
+    """Floats the standard library writes as ``JSON.stringify`` would: NaN and infinities as
+    ``null``, integral values without ``.0`` (other floats may differ in exponent form only)."""
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        return int(value) if value.is_integer() and abs(value) < 1e21 else value
     if isinstance(value, dict):
-        return {key: _plain_floats(item) for key, item in value.items()}
+        return {key: _stdlib_numbers(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_plain_floats(item) for item in value]
+        return [_stdlib_numbers(item) for item in value]
     return value
 
 

@@ -306,6 +306,27 @@ async function opLoad(request) {
 	});
 }
 
+/**
+ * {path|lines|content, sessionDir?, cwdOverride?} -> SessionManager.open on a copy, answered only
+ * with what is safe to send for any file, even one whose entries nest deeper than JSON.stringify
+ * can write: {sessionId, leafId, entries: [{id, type, parentId}], contextRoles}.
+ */
+async function opLoadOutline(request) {
+	return withScratchDir((dir) => {
+		const file = stageSessionFile(request, dir);
+		const sessionDir = request.sessionDir ? expandScratch(request.sessionDir, dir) : undefined;
+		const manager = pi.SessionManager.open(file, sessionDir, request.cwdOverride);
+		const entries = manager.getEntries().map((entry) => ({ id: entry.id, type: entry.type, parentId: entry.parentId }));
+		const context = manager.buildSessionContext();
+		return answer({
+			sessionId: manager.getSessionId(),
+			leafId: manager.getLeafId() ?? null,
+			entries,
+			contextRoles: context.messages.map((message) => message.role),
+		});
+	});
+}
+
 /** {dir, cwd?="/"} -> SessionManager.list(cwd, dir) (dates as ISO text). */
 async function opList(request) {
 	if (typeof request.dir !== "string") throw new Error('give "dir"');
@@ -572,6 +593,7 @@ const OPERATIONS = {
 	version: opVersion,
 	context: opContext,
 	load: opLoad,
+	loadOutline: opLoadOutline,
 	list: opList,
 	script: opScript,
 	cut: opCut,
