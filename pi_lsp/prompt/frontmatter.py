@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
-from yaml.nodes import MappingNode, Node, ScalarNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pi_lsp.jscompat import js_len, js_trim
 
@@ -277,15 +277,32 @@ def parse_yaml12(text: str) -> Any:
     errors are reported from a parse of the original text so that their positions match pi's.
     """
     try:
-        return yaml.load(text if text.endswith("\n") else text + "\n", Loader=_FastYaml12Loader)
+        return _load(text if text.endswith("\n") else text + "\n", _FastYaml12Loader)
+    except FrontmatterError:
+        raise
     except (yaml.YAMLError, ValueError, RecursionError):
         pass
     return _load_reporting_errors(text)
 
 
+def _load(text: str, loader_class: Any) -> Any:
+    """``yaml.load`` with the alias check between composing and constructing."""
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        check_alias_count(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def _load_reporting_errors(text: str) -> Any:
     try:
-        return yaml.load(text, Loader=_Yaml12Loader)
+        return _load(text, _Yaml12Loader)
+    except FrontmatterError:
+        raise
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         before = text[: mark.index] if mark is not None else text
@@ -301,6 +318,76 @@ def _load_reporting_errors(text: str) -> Any:
         raise FrontmatterError(message, mark.line + 1, utf16_column + 1, None, mark.column) from error
     except (yaml.YAMLError, ValueError, RecursionError) as error:
         raise FrontmatterError(str(error) or "Invalid YAML") from error
+
+
+# ---------------------------------------------------------------------------------------------
+# Alias bombs
+
+
+MAX_ALIAS_COUNT = 100
+"""The ``yaml`` package's default ``maxAliasCount``, which pi does not change."""
+
+ALIAS_BOMB = "Excessive alias count indicates a resource exhaustion attack"
+_MAX_ALIAS_WORK = 1_000_000
+
+
+def check_alias_count(root: Node) -> None:
+    """Reject a document whose aliases would expand too far, exactly where the ``yaml`` package does.
+
+    PyYAML shares an aliased node instead of copying it, but everything downstream (JSON, tokens,
+    validation) walks the expansion, so a "billion laughs" frontmatter must fail as it fails in pi.
+    The package counts, per anchor, how often it is aliased (``count``, 1 for the anchor itself) and
+    how many nodes one copy stands for (``aliasCount``: the largest ``count * aliasCount`` of an
+    alias inside it, 1 for a scalar, 0 for an empty collection, computed at the anchor's first
+    alias); an alias fails once ``count * aliasCount`` exceeds :data:`MAX_ALIAS_COUNT`. Here an
+    alias is a node met again in document order (PyYAML returns the anchored node itself). The work
+    is capped too (pi's own count can be quadratic); past the cap the document counts as a bomb.
+    """
+    counts: dict[int, list[int]] = {}  # id(anchor node) -> [count, aliasCount]
+    aliases: set[tuple[int, int]] = set()  # (id(parent), child index) that are alias references
+    work = [0]
+
+    def children(node: Node) -> list[Node]:
+        if isinstance(node, MappingNode):
+            return [part for pair in node.value for part in pair]
+        if isinstance(node, SequenceNode):
+            return list(node.value)
+        return []
+
+    def spend() -> None:
+        work[0] += 1
+        if work[0] > _MAX_ALIAS_WORK:
+            raise FrontmatterError(ALIAS_BOMB)
+
+    def alias_count(node: Node) -> int:
+        spend()
+        if isinstance(node, ScalarNode):
+            return 1
+        largest = 0
+        for index, child in enumerate(children(node)):
+            if (id(node), index) in aliases:
+                count, per_copy = counts[id(child)]
+                largest = max(largest, count * per_copy)
+            else:
+                largest = max(largest, alias_count(child))
+        return largest
+
+    def visit(node: Node) -> None:
+        spend()
+        counts[id(node)] = [1, 0]
+        for index, child in enumerate(children(node)):
+            data = counts.get(id(child))
+            if data is None:
+                visit(child)
+                continue
+            aliases.add((id(node), index))
+            data[0] += 1
+            if data[1] == 0:
+                data[1] = alias_count(child)
+            if data[0] * data[1] > MAX_ALIAS_COUNT:
+                raise FrontmatterError(ALIAS_BOMB)
+
+    visit(root)
 
 
 def frontmatter_key_spans(text: str) -> dict[str, KeySpan]:
