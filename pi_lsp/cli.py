@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pi-lsp",
         description="Language server for AI coding-agent chat over pi-compatible session files.",
+        allow_abbrev=False,  # else `sessions --all` would be read as an abbreviated --allow-…
     )
     parser.add_argument("--version", action="version", version=f"pi-lsp {__version__}")
     _serve_options(parser)
@@ -76,8 +77,27 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
     transport = parser.add_mutually_exclusive_group()
     # editors' stdio launchers (vscode-languageclient) append --stdio: the default, accepted as such
     transport.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
-    transport.add_argument("--tcp", metavar="HOST:PORT", help="serve over TCP instead of stdio")
-    transport.add_argument("--ws", metavar="HOST:PORT", help="serve over WebSocket instead of stdio")
+    transport.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        help="serve over TCP instead of stdio; clients must send the token printed at start "
+        "(or $PI_LSP_TOKEN) as initializationOptions.pi.token",
+    )
+    transport.add_argument(
+        "--ws", metavar="HOST:PORT", help="serve over WebSocket instead of stdio (token as for --tcp)"
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="with --tcp/--ws: allow binding an address other machines can reach",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="with --ws: accept handshakes from this web origin (e.g. https://example.org); repeatable",
+    )
     parser.add_argument("--log-file", help="write the log here instead of stderr")
     parser.add_argument(
         "--log-level", default="info", choices=("debug", "info", "warning", "error"), help="default: info"
@@ -121,7 +141,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.tcp is None and args.ws is None and sys.stdin.isatty():
         sys.stderr.write(STDIO_NOTICE)  # someone typed `pi-lsp`: say what it is doing, then serve
         sys.stderr.flush()
-    return serve(tcp=args.tcp, ws=args.ws)
+    return serve(tcp=args.tcp, ws=args.ws, allow_remote=args.allow_remote, allow_origins=args.allow_origin)
 
 
 def _print_json(value: Any) -> None:

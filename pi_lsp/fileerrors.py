@@ -25,6 +25,7 @@ DELETED = "deleted"
 READ_ONLY = "readOnly"
 TIMEOUT = "timeout"
 IO_ERROR = "ioError"
+NOT_JSONL = "notJsonl"  # a new session file's name must end in .jsonl
 
 _BY_ERRNO = {
     errno.ENOENT: NOT_FOUND,
@@ -51,6 +52,7 @@ _ERRNO_OF = {
     REPLACED: errno.ESTALE,
     READ_ONLY: errno.EROFS,
     TIMEOUT: errno.ETIMEDOUT,
+    NOT_JSONL: errno.EINVAL,
 }
 
 

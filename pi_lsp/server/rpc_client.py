@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from pi_lsp.server.framing import FrameError, read_frame_async
+
 
 class RpcError(Exception):
     """An error response: ``code``, ``message`` and ``data`` as the server sent them."""
@@ -41,8 +43,10 @@ class RpcClient:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         process: asyncio.subprocess.Process | None = None,
+        token: str | None = None,
     ) -> None:
         self.reader = reader
+        self.token = token
         self.writer = writer
         self._process = process
         self.notifications: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -73,10 +77,10 @@ class RpcClient:
         return cls(process.stdout, process.stdin, process)
 
     @classmethod
-    async def connect(cls, host: str, port: int) -> RpcClient:
-        """A client of a server started with ``--tcp HOST:PORT``."""
+    async def connect(cls, host: str, port: int, token: str | None = None) -> RpcClient:
+        """A client of a server started with ``--tcp HOST:PORT``; ``initialize`` sends ``token``."""
         reader, writer = await asyncio.open_connection(host, port, limit=1 << 24)
-        return cls(reader, writer)
+        return cls(reader, writer, token=token)
 
     @property
     def process(self) -> asyncio.subprocess.Process:
@@ -142,6 +146,9 @@ class RpcClient:
         if root is not None:
             params["rootUri"] = "file://" + root
             params["workspaceFolders"] = [{"uri": "file://" + root, "name": os.path.basename(root)}]
+        if self.token is not None:
+            options = dict(options or {})
+            options["pi"] = {**(options.get("pi") or {}), "token": self.token}
         if options is not None:
             params["initializationOptions"] = options
         result = await self.request("initialize", params)
@@ -186,9 +193,15 @@ class RpcClient:
     # ------------------------------------------------------------------ receiving
 
     async def _read_loop(self) -> None:
-        from pi_lsp.server.transport import read_frame_async
+        with contextlib.suppress(FrameError, ConnectionError):
+            await self._read_messages()
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionError("the server closed its output"))
 
-        while (body := await read_frame_async(self.reader)) is not None:
+    async def _read_messages(self) -> None:
+        # The server's answers may be as big as the sessions they carry: no size limit here.
+        while (body := await read_frame_async(self.reader, sys.maxsize)) is not None:
             msg_id = _peek_id(body)
             if msg_id is not _NO_ID and msg_id in self._pending:
                 future = self._pending.pop(msg_id)
@@ -201,9 +214,6 @@ class RpcClient:
                     self.notifications.put_nowait(message)
                 elif isinstance(message, dict) and message.get("id") is None and None in self._pending:
                     self._pending.pop(None).set_result(body)
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(ConnectionError("the server closed its output"))
 
 
 _NO_ID = object()

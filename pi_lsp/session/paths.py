@@ -7,6 +7,8 @@ from pathlib import Path
 from pi_lsp.agent_dir import sessions_root
 from pi_lsp.session.ids import file_timestamp
 
+SESSION_SUFFIX = ".jsonl"
+
 
 def encode_cwd(cwd: str) -> str:
     """pi's folder name for a cwd: one leading separator dropped, ``/ \\ :`` → ``-``, wrapped in ``--``."""
@@ -26,4 +28,4 @@ def default_session_dir(cwd: str, agent_dir: Path | None = None, *, create: bool
 
 def session_file_name(header_timestamp: str, session_id: str) -> str:
     """``<timestamp with : and . as ->_<id>.jsonl``."""
-    return f"{file_timestamp(header_timestamp)}_{session_id}.jsonl"
+    return f"{file_timestamp(header_timestamp)}_{session_id}{SESSION_SUFFIX}"

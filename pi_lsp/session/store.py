@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pi_lsp.fileerrors import NOT_JSONL, FileProblem
 from pi_lsp.jscompat import UNSET, Unset
 from pi_lsp.regular_files import open_regular
 from pi_lsp.session import validate
@@ -27,7 +28,7 @@ from pi_lsp.session.jsonl import dumps_compact
 from pi_lsp.session.leaf_state import LeafStore
 from pi_lsp.session.loader import ReadResult, diagnostic, read_lines
 from pi_lsp.session.migrations import CURRENT_SESSION_VERSION, header_version, migrate_entries
-from pi_lsp.session.paths import default_session_dir, session_file_name
+from pi_lsp.session.paths import SESSION_SUFFIX, default_session_dir, session_file_name
 from pi_lsp.session.records import EntryRecord
 from pi_lsp.session.session_file import FileReplacedError, SessionFile
 from pi_lsp.session.view import EMPTY_VIEW, ContextView, build_view, extend_view_many
@@ -92,6 +93,8 @@ class SessionManager(AppendMethods):
     ) -> SessionManager:
         """Open (or, for a missing/empty file, start) the session stored at ``path``."""
         resolved = Path(os.path.abspath(path))
+        if not resolved.exists():  # also a dangling symlink: judged by where it points
+            _check_new_session_path(resolved)
         directory = Path(session_dir) if session_dir is not None else resolved.parent
         manager = cls(cwd_override or os.getcwd(), directory, **options)
         manager._set_session_file(resolved, cwd_override)
@@ -211,6 +214,7 @@ class SessionManager(AppendMethods):
         if read.header is None or not read.first_object_is_header:
             if not read.any_parsed and path.stat().st_size == read.end_offset and not _has_content(path):
                 # Empty (or blank) file: a new session bound to it, as in pi, written on first flush.
+                _check_new_session_path(path)
                 self.new_session()
                 self.session_file = str(path)
                 return
@@ -457,13 +461,24 @@ class SessionManager(AppendMethods):
                 continue
             label_id = new_entry_id(used)
             used.add(label_id)
-            entry = {"type": "label", "id": label_id, "parentId": parent, "timestamp": timestamp,
-                     "targetId": target, "label": label}
+            entry = {
+                "type": "label",
+                "id": label_id,
+                "parentId": parent,
+                "timestamp": timestamp,
+                "targetId": target,
+                "label": label,
+            }
             labels.append(EntryRecord(entry, dumps_compact(entry), 0))
             parent = label_id
         previous_file = self.session_file
-        header: Entry = {"type": "session", "version": CURRENT_SESSION_VERSION, "id": new_session_id(),
-                         "timestamp": iso_now(), "cwd": self.cwd}
+        header: Entry = {
+            "type": "session",
+            "version": CURRENT_SESSION_VERSION,
+            "id": new_session_id(),
+            "timestamp": iso_now(),
+            "cwd": self.cwd,
+        }
         if self.persist and previous_file is not None:
             header["parentSession"] = previous_file
         self._reset(header)
@@ -482,6 +497,21 @@ class SessionManager(AppendMethods):
             lines = [dumps_compact(header), *(record.raw for record in self.index.records)]
             self.file.write_new(new_path, lines)
         return self.session_file
+
+
+def _check_new_session_path(path: Path) -> None:
+    """Only ``.jsonl`` files become new sessions (pi would turn any path into one).
+
+    Otherwise a client could make the server write session lines into ``~/.bash_profile`` or any
+    other file a program executes or trusts; a symlink is judged by the file it points to.
+    """
+    target = os.path.realpath(path)
+    if not path.name.endswith(SESSION_SUFFIX) or not target.endswith(SESSION_SUFFIX):
+        raise FileProblem(
+            str(path),
+            NOT_JSONL,
+            f"{path}: a new session file must end in {SESSION_SUFFIX}; nothing was created",
+        )
 
 
 def _has_content(path: Path) -> bool:

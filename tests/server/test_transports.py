@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import re
 import subprocess
 from pathlib import Path
 
@@ -13,36 +12,14 @@ import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError
 from tests.server.conftest import SERVER, server_env, user
-
-
-async def start_socket_server(tmp_path: Path, flag: str) -> tuple[asyncio.subprocess.Process, str, int]:
-    process = await asyncio.create_subprocess_exec(
-        *SERVER,
-        flag,
-        "127.0.0.1:0",
-        "--log-level",
-        "warning",
-        env=server_env(tmp_path / "agent"),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stderr is not None
-    line = await asyncio.wait_for(process.stderr.readline(), 20)
-    match = re.search(rb"listening on \w+://([\d.]+):(\d+)", line)
-    assert match, line
-    return process, match.group(1).decode(), int(match.group(2))
-
-
-async def stop(process: asyncio.subprocess.Process) -> None:
-    process.terminate()
-    await asyncio.wait_for(process.wait(), 10)
+from tests.server.network_support import start_network_server
 
 
 async def test_tcp_clients_share_sessions_but_not_the_active_one(tmp_path: Path) -> None:
-    process, host, port = await start_socket_server(tmp_path, "--tcp")
-    first = await RpcClient.connect(host, port)
-    second = await RpcClient.connect(host, port)
+    server = await start_network_server(tmp_path, "--tcp")
+    host, port, token = server.host, server.port, server.token
+    first = await RpcClient.connect(host, port, token)
+    second = await RpcClient.connect(host, port, token)
     try:
         await first.initialize(str(tmp_path))
         await second.initialize(str(tmp_path))
@@ -61,23 +38,23 @@ async def test_tcp_clients_share_sessions_but_not_the_active_one(tmp_path: Path)
         await first.request("shutdown", None, omit_params=True)
         first.notify("exit")
         assert (await second.request("pi/getSessionState", {}))["entryCount"] == 1
-        third = await RpcClient.connect(host, port)
+        third = await RpcClient.connect(host, port, token)
         await third.initialize(str(tmp_path))
         assert (await third.request("pi/listSessions", {}))["sessions"] == []  # nothing flushed yet
         await third.close()
     finally:
         await second.close()
         await first.close()
-        await stop(process)
+        await server.stop()
 
 
 @pytest.mark.skipif(importlib.util.find_spec("websockets") is None, reason="websockets is not installed")
 async def test_websocket_transport(tmp_path: Path) -> None:
     from websockets.asyncio.client import connect
 
-    process, host, port = await start_socket_server(tmp_path, "--ws")
+    server = await start_network_server(tmp_path, "--ws")
     try:
-        async with connect(f"ws://{host}:{port}") as socket:
+        async with connect(f"ws://{server.host}:{server.port}") as socket:
 
             async def call(msg_id: int, method: str, params: object) -> dict[str, object]:
                 await socket.send(
@@ -91,7 +68,14 @@ async def test_websocket_transport(tmp_path: Path) -> None:
                         return message  # type: ignore[no-any-return]
 
             init = await call(
-                1, "initialize", {"processId": None, "capabilities": {}, "rootUri": tmp_path.as_uri()}
+                1,
+                "initialize",
+                {
+                    "processId": None,
+                    "capabilities": {},
+                    "rootUri": tmp_path.as_uri(),
+                    "initializationOptions": {"pi": {"token": server.token}},
+                },
             )
             assert init["result"]["serverInfo"]["name"] == "pi-lsp"  # type: ignore[index]
             state = await call(2, "pi/newSession", {})
@@ -99,7 +83,7 @@ async def test_websocket_transport(tmp_path: Path) -> None:
             missing = await call(3, "pi/getEntry", None)
             assert missing["error"]["code"] == -32602  # type: ignore[index]
     finally:
-        await stop(process)
+        await server.stop()
 
 
 def test_ws_without_websockets_or_bad_address_fails_cleanly(tmp_path: Path) -> None:

@@ -1,0 +1,96 @@
+"""LSP base-protocol framing: ``Content-Length`` headers, a blank line, then the body.
+
+Only the two headers LSP defines are accepted. Anything else — an HTTP request line from a browser's
+``fetch``, an unknown header, a negative, non-numeric or absurd length — is a :class:`FrameError`:
+the transport reports it and closes that stream without acting on the body, since a stream that
+framed one message wrongly cannot be trusted to frame the next one right.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+MAX_BODY_BYTES = 256 * 1024 * 1024
+"""The largest message body accepted (a bigger ``Content-Length`` is refused before reading it)."""
+
+MAX_HEADER_LINE = 1024
+_ALLOWED_HEADERS = (b"content-length", b"content-type")
+
+
+class FrameError(ValueError):
+    """The byte stream is not LSP framing; the message says what was wrong (never the body)."""
+
+
+def _header_value(line: bytes, length: int | None, limit: int) -> int | None:
+    """Fold one header line into the Content-Length seen so far; FrameError for anything else."""
+    if len(line) > MAX_HEADER_LINE:
+        raise FrameError("a header line is too long")
+    name, colon, value = line.partition(b":")
+    name = name.strip().lower()
+    if not colon or name not in _ALLOWED_HEADERS:
+        shown = line[:60].decode("ascii", "replace")
+        raise FrameError(f"not an LSP header: {shown!r} (only Content-Length and Content-Type are allowed)")
+    if name == b"content-type":
+        return length
+    if length is not None:
+        raise FrameError("Content-Length is given twice")
+    text = value.strip()
+    if not text.isdigit():  # also rejects "-5", "+5", "1e3" and an empty value
+        shown = text[:30].decode("ascii", "replace")
+        raise FrameError(f"Content-Length must be a non-negative integer, got {shown!r}")
+    parsed = int(text)
+    if parsed > limit:
+        raise FrameError(f"Content-Length {parsed} is larger than the {limit}-byte limit")
+    return parsed
+
+
+class LineReader(Protocol):
+    def readline(self) -> bytes: ...
+    def read(self, size: int) -> bytes: ...
+
+
+def read_frame(stream: LineReader, limit: int = MAX_BODY_BYTES) -> bytes | None:
+    """One message body from a blocking stream; None at end of input, FrameError on bad framing."""
+    length: int | None = None
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        text = line.strip()
+        if text:
+            length = _header_value(text, length, limit)
+            continue
+        if length is None:
+            continue  # stray blank line between messages
+        body = stream.read(length)
+        return body if len(body) == length else None
+
+
+async def read_frame_async(reader: asyncio.StreamReader, limit: int = MAX_BODY_BYTES) -> bytes | None:
+    """One message body from an asyncio stream; None at end of input, FrameError on bad framing."""
+    length: int | None = None
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as error:
+            if error.partial.strip():
+                raise FrameError("the stream ended inside a header") from None
+            return None
+        except asyncio.LimitOverrunError:
+            raise FrameError("a header line is too long") from None
+        text = line.strip()
+        if text:
+            length = _header_value(text, length, limit)
+            continue
+        if length is None:
+            continue
+        try:
+            return await reader.readexactly(length)
+        except asyncio.IncompleteReadError:
+            return None
+
+
+def frame(body: bytes) -> bytes:
+    """The header block for ``body`` (written apart from it so a big body is not copied)."""
+    return b"Content-Length: %d\r\n\r\n" % len(body)

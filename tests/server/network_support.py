@@ -1,0 +1,54 @@
+"""Starting a real server on ``--tcp``/``--ws`` (port 0) and reading its address and token."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.server.conftest import SERVER, server_env
+
+ANNOUNCE = re.compile(rb"pi-lsp listening on (\w+)://([\d.]+):(\d+) token=(\S+)")
+
+
+@dataclass
+class NetworkServer:
+    process: asyncio.subprocess.Process
+    host: str
+    port: int
+    token: str
+    announcement: bytes
+
+    async def stop(self) -> bytes:
+        """Terminate the server; returns the rest of its stderr (the log)."""
+        if self.process.returncode is None:
+            self.process.terminate()
+        assert self.process.stderr is not None
+        rest = await asyncio.wait_for(self.process.stderr.read(), 10)
+        await asyncio.wait_for(self.process.wait(), 10)
+        return rest
+
+
+async def start_network_server(
+    tmp_path: Path, flag: str, *args: str, log_level: str = "warning", **env: str
+) -> NetworkServer:
+    """A server on 127.0.0.1 with a free port; ``env`` adds variables (HOME, PI_LSP_TOKEN…)."""
+    process = await asyncio.create_subprocess_exec(
+        *SERVER,
+        flag,
+        "127.0.0.1:0",
+        "--log-level",
+        log_level,
+        *args,
+        env=server_env(tmp_path / "agent", **env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    line = await asyncio.wait_for(process.stderr.readline(), 20)
+    match = ANNOUNCE.search(line)
+    assert match, line
+    return NetworkServer(process, match.group(2).decode(), int(match.group(3)), match.group(4).decode(), line)
