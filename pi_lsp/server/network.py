@@ -32,6 +32,7 @@ from pi_lsp.server.admission import (
 )
 from pi_lsp.server.framing import MAX_BODY_BYTES, FrameError, frame, read_frame_async
 from pi_lsp.server.outbox import BoundedOutbox
+from pi_lsp.server.transport import dispatch, import_server
 
 if TYPE_CHECKING:
     from pi_lsp.service.sessions import PiService
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 _WRITE_CHUNK = 1 << 20
 _REFUSAL_TIMEOUT = 5.0
 _FLUSH_ON_CLOSE = 2.0
+_FIRST_MESSAGE_TIMEOUT = 30
 
 
 @dataclass(frozen=True)
@@ -85,10 +87,13 @@ def _announce(scheme: str, sockets: Any, token: str) -> None:
 async def _serve_link(service: PiService, link: _Link, token: str) -> None:
     """Admit one connection by its first message, then serve it until it ends."""
     from pi_lsp.server.app import create_language_server
-    from pi_lsp.server.transport import dispatch
 
     try:
-        first = await link.receive(MAX_FIRST_MESSAGE_BYTES)
+        first = await asyncio.wait_for(link.receive(MAX_FIRST_MESSAGE_BYTES), _FIRST_MESSAGE_TIMEOUT)
+    except TimeoutError:
+        log.warning("%s refused: no initialize within %d s", link.name, _FIRST_MESSAGE_TIMEOUT)
+        await link.close(abort=True)
+        return
     except FrameError as error:
         log.warning("%s refused: %s", link.name, error)
         await link.close(abort=False)
@@ -139,15 +144,11 @@ async def _next_body(link: _Link, closed: asyncio.Event) -> bytes | None:
 
 
 def _run(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
-    _import_server()
+    import_server()
     try:
         return asyncio.run(main())
     except KeyboardInterrupt:
         return 0
-
-
-def _import_server() -> None:
-    import pi_lsp.server.app  # noqa: F401  (pygls, lsprotocol and the services)
 
 
 def _start(address: str, options: NetworkOptions) -> tuple[str, int] | None:

@@ -26,7 +26,7 @@ from pi_lsp.server.framing import FrameError, read_frame
 log = logging.getLogger(__name__)
 
 
-def _import_server() -> None:
+def import_server() -> None:
     """The heavy imports, done off the main thread while the first message is awaited."""
     import pi_lsp.server.app  # noqa: F401  (pulls in pygls, lsprotocol and the services)
 
@@ -118,7 +118,7 @@ def serve_stdio() -> int:
     stdin = FdReader(sys.stdin.fileno())
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but protocol messages may reach the real stdout
-    importer = threading.Thread(target=_import_server, name="pi-lsp import", daemon=True)
+    importer = threading.Thread(target=import_server, name="pi-lsp import", daemon=True)
     importer.start()
     first = _next_frame(stdin)
     early = _early_initialize(first) if first is not None else None

@@ -22,7 +22,7 @@ from tests.server.conftest import copy_fixture, start_raw
 
 T = TypeVar("T")
 METHODS = [*IMPLEMENTED_METHODS, *RESERVED_METHODS, "pi/notAMethod"]
-EXPECTED_CODES = {-32600, -32601, -32602, -32001, -32002, -32003, -32004, -32005, -32006}
+EXPECTED_CODES = {-32600, -32601, -32602, -32001, -32002, -32003, -32004, -32005, -32006, -32007}
 IDS = ["e1", "e4", "e6", "e7", "e12", "e17"]
 
 json_values = st.recursive(
