@@ -69,6 +69,13 @@ def _uri_path(uri: str | None) -> str | None:
     return uri_to_path(uri) if uri else None
 
 
+def _declares_approvals(capabilities: Any) -> bool:
+    """``capabilities.experimental.pi.approvals: true`` in ``initialize``."""
+    experimental = getattr(capabilities, "experimental", None)
+    pi = experimental.get("pi") if isinstance(experimental, dict) else None
+    return isinstance(pi, dict) and pi.get("approvals") is True
+
+
 def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client]:
     """A fresh server object for one connection, registered with ``service`` as a client."""
     server = PiLanguageServer(
@@ -81,6 +88,7 @@ def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client
     )
     client = Client()
     client.notify = _notifier(server.protocol, client)
+    client.request = lambda method, params: server.protocol.send_request_async(method, params)
     ctx = Context(service, client)
     service.connect(client)
 
@@ -90,6 +98,7 @@ def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client
         root = _uri_path(folders[0].uri) if folders else _uri_path(params.root_uri) or params.root_path
         client.workspace_root = root
         client.settings.set_initialization_options(params.initialization_options)
+        client.approvals = _declares_approvals(params.capabilities)
         await client.settings.set_cwd(root)  # the workspace's settings.json: read in a worker
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

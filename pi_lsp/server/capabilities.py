@@ -37,12 +37,20 @@ IMPLEMENTED_METHODS = (
     "pi/compact",
     "pi/getSystemPrompt",
     "pi/listSkills",
+    "pi/prompt",
+    "pi/abort",
+    "pi/clearQueue",
+    "pi/getRunState",
+    "pi/listModels",
+    "pi/setModel",
+    "pi/getSessionStats",
 )
 NOTIFICATIONS = (
     "pi/sessionChanged",
     "pi/compactionStarted",
     "pi/compactionEnded",
     "pi/systemPromptChanged",
+    "pi/event",
 )
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
+from pi_lsp.server.chat_handlers import CHAT_METHODS
 from pi_lsp.server.params import Params
 from pi_lsp.server.prompt_features import get_system_prompt, list_skills
 from pi_lsp.server.reserved import RESERVED_METHODS
@@ -197,6 +198,7 @@ METHODS: dict[str, Handler] = {
     "pi/compact": compact,
     "pi/getSystemPrompt": get_system_prompt,
     "pi/listSkills": list_skills,
+    **CHAT_METHODS,
 }
 assert tuple(METHODS) == IMPLEMENTED_METHODS, "keep capabilities.IMPLEMENTED_METHODS in sync"
 METHODS.update({method: _reserved(method, part) for method, part in RESERVED_METHODS.items()})

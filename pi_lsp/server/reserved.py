@@ -9,5 +9,6 @@ typo. The compaction, prompt and chat wiring replaces entries here by real handl
 from __future__ import annotations
 
 RESERVED_METHODS: dict[str, str] = {
-    "pi/prompt": "chat",
+    "pi/getCommands": "chat",
+    "pi/bash": "chat",
 }

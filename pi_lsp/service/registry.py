@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import itertools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from pi_lsp.service.settings import Settings
 from pi_lsp.session import SessionManager
 
 Notify = Callable[[str, dict[str, Any]], None]
+Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
 _client_ids = itertools.count(1)
 
 
@@ -39,6 +40,8 @@ class Client:
     active: str | None = None
     open: set[str] = field(default_factory=set)
     id: int = field(default_factory=lambda: next(_client_ids))
+    request: Request | None = None  # a server → client request (pi/requestApproval); None: cannot
+    approvals: bool = False  # declared capabilities.experimental.pi.approvals in initialize
 
     @property
     def default_cwd(self) -> str:

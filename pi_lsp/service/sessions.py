@@ -51,6 +51,15 @@ class PiService:
         from pi_lsp.service.prompt import PromptService
 
         self.prompt = PromptService(self)  # system prompt: watching, diagnostics, hover
+        from pi_lsp.service.runs import RunService
+
+        self.runs = RunService(self, self.compaction, self._system_prompt_text)  # agent runs (pi/prompt)
+
+    async def _system_prompt_text(self, client: Client, cwd: str, tools: list[str]) -> str:
+        result = await self.prompt.get_system_prompt(
+            client, cwd, tools=tools, custom_prompt=None, append_prompt=None
+        )
+        return str(result["text"])
 
     # ------------------------------------------------------------------ clients
 
@@ -65,6 +74,7 @@ class PiService:
         self.prompt.disconnect(client)
 
     async def close(self) -> None:
+        await self.runs.aclose()
         await self.compaction.aclose()
         await self.prompt.aclose()
         await self.watcher.close()

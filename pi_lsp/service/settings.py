@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pi_lsp.agent.approvals import APPROVAL_MODES, DEFAULT_APPROVAL, stricter
+from pi_lsp.agent.queue import QUEUE_MODES
+from pi_lsp.agent.runner import RetrySettings
 from pi_lsp.agent_dir import SESSION_DIR_ENV, agent_dir, expand_home
 from pi_lsp.session.paths import default_session_dir
 from pi_lsp.settings_file import global_settings_path, project_settings_path, read_settings_file
@@ -28,6 +31,9 @@ DEFAULT_KEEP_RECENT_TOKENS = 20_000
 SUMMARIZERS = ("auto", "anthropic", "offline")
 TOKENIZERS = ("tiktoken", "estimate")
 SETTINGS_READ_TIMEOUT = 5.0
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+DEFAULT_THINKING_LEVEL = "medium"
+DEFAULT_TOOLS = ("read", "bash", "edit", "write")
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -57,12 +63,11 @@ class CompactionConfig:
     model: str | None
 
 
-def read_settings_files(cwd: str | None) -> dict[str, Any]:
-    """``<agentDir>/settings.json`` with ``<cwd>/.pi/settings.json`` merged over it."""
-    merged = _read_settings(global_settings_path(str(agent_dir())))
-    if cwd:
-        merged = deep_merge(merged, _read_settings(project_settings_path(cwd)))
-    return merged
+def read_settings_files(cwd: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``<agentDir>/settings.json`` and ``<cwd>/.pi/settings.json`` (later merged over the first)."""
+    agent = _read_settings(global_settings_path(str(agent_dir())))
+    project = _read_settings(project_settings_path(cwd)) if cwd else {}
+    return agent, project
 
 
 class Settings:
@@ -75,6 +80,8 @@ class Settings:
     def __init__(self, cwd: str | None = None, *, load: bool = True) -> None:
         self.cwd = cwd
         self._files: dict[str, Any] = {}
+        self._agent_file: dict[str, Any] = {}
+        self._project_file: dict[str, Any] = {}
         self._init: dict[str, Any] = {}
         self._client: dict[str, Any] = {}
         self._merged: dict[str, Any] = {}
@@ -100,8 +107,9 @@ class Settings:
         if self.cwd == cwd:
             self._use_files(files)
 
-    def _use_files(self, files: dict[str, Any]) -> None:
-        self._files = files
+    def _use_files(self, layers: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        self._agent_file, self._project_file = layers  # kept apart: a workspace cannot loosen approval
+        self._files = deep_merge(*layers)
         self._remerge()
 
     async def set_cwd(self, cwd: str | None) -> None:
@@ -179,6 +187,48 @@ class Settings:
             reserve_tokens=self._get("reserveTokens", int, DEFAULT_RESERVE_TOKENS, data),
             keep_recent_tokens=self._get("keepRecentTokens", int, DEFAULT_KEEP_RECENT_TOKENS, data),
             model=model or None,
+        )
+
+    # -------------------------------------------------------------- agent runs (contract v2)
+
+    @property
+    def thinking_level(self) -> str:
+        value = self._get("thinkingLevel", str, DEFAULT_THINKING_LEVEL)
+        return value if value in THINKING_LEVELS else DEFAULT_THINKING_LEVEL
+
+    @property
+    def tools(self) -> list[str]:
+        value = self._get("tools", list, None)
+        if value is None or not all(isinstance(name, str) for name in value):
+            return list(DEFAULT_TOOLS)
+        return list(value)
+
+    @property
+    def approval(self) -> str:
+        """The approval mode; a workspace's ``.pi/settings.json`` may tighten it, never loosen it."""
+        trusted = deep_merge(deep_merge(self._agent_file, self._init), self._client)
+        value = self._get("approval", str, DEFAULT_APPROVAL, trusted)
+        mode = value if value in APPROVAL_MODES else DEFAULT_APPROVAL
+        project = self._project_file.get("approval")
+        return stricter(mode, project if isinstance(project, str) else None)
+
+    @property
+    def retry(self) -> RetrySettings:
+        section = self._merged.get("retry")
+        data: Mapping[str, Any] = section if isinstance(section, Mapping) else {}
+        enabled = self._get("enabled", bool, True, data)
+        retries = self._get("maxRetries", int, 3, data)
+        delay = self._get("baseDelayMs", (int, float), 2000, data)
+        return RetrySettings(enabled, max(0, retries), max(0, int(delay)))
+
+    @property
+    def queue_modes(self) -> tuple[str, str]:
+        """``steeringMode`` and ``followUpMode`` (pi's default: one-at-a-time)."""
+        steering = self._get("steeringMode", str, QUEUE_MODES[0])
+        follow_up = self._get("followUpMode", str, QUEUE_MODES[0])
+        return (
+            steering if steering in QUEUE_MODES else QUEUE_MODES[0],
+            follow_up if follow_up in QUEUE_MODES else QUEUE_MODES[0],
         )
 
     # -------------------------------------------------------------- session directory

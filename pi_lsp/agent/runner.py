@@ -1,0 +1,259 @@
+"""What pi's ``AgentSession`` adds around the loop: auto-retry, auto-compaction, queues, abort.
+
+A :class:`Runner` drives one prompt from the user message to the end, the way
+``AgentSession.prompt`` + ``waitForRetry`` do: the loop run, then on ``agent_end`` the retry check
+(retryable error → ``auto_retry_start``, abortable back-off, ``continue``), then the compaction
+check (overflow → compact and continue once; threshold → compact, continue only when messages are
+queued). Compaction itself is the caller's (:class:`CompactionHooks`); this module never touches a
+session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pi_lsp.agent.loop import AgentLoop, Event, LoopHooks, Message
+from pi_lsp.agent.queue import MessageQueues
+
+# pi's ``AgentSession._isRetryableError`` pattern (the overflow check comes first).
+_RETRYABLE = re.compile(
+    r"overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|"
+    r"service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|"
+    r"connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|"
+    r"fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|"
+    r"http2 request did not get a response|timed? out|timeout|terminated|retry delay",
+    re.IGNORECASE,
+)
+OVERFLOW_RETRY_DELAY = 0.1  # pi waits 100 ms before continuing after an overflow compaction
+
+
+@dataclass(frozen=True)
+class RetrySettings:
+    """pi's ``retry.enabled`` / ``retry.maxRetries`` / ``retry.baseDelayMs``."""
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+
+
+@dataclass(frozen=True)
+class CompactionDecision:
+    reason: str  # "threshold" | "overflow"
+    will_retry: bool = False
+    exhausted: bool = False  # a second overflow: pi gives up with OVERFLOW_EXHAUSTED
+
+
+@dataclass
+class CompactionHooks:
+    """The session side of auto-compaction."""
+
+    check: Callable[[Message], Awaitable[CompactionDecision | None]]
+    """pi's ``_checkCompaction`` decision for the run's last assistant message."""
+    compact: Callable[[str, bool], Awaitable[bool]]
+    """Run one compaction (reason, willRetry), emitting its events; True when it was written."""
+    reload: Callable[[], Awaitable[list[Message]]]
+    """The branch's context messages after a compaction."""
+    exhausted: Callable[[str], None]
+    """Report a second overflow (pi's ``compaction_end`` with ``willRetry: false``)."""
+
+
+@dataclass
+class RunResult:
+    stop_reason: Any
+    error_message: str | None
+    entry_ids: list[str]
+
+
+def is_retryable_error(message: Message, is_overflow: Callable[[Message], bool]) -> bool:
+    """pi's ``_isRetryableError``: an error that is not a context overflow and matches the pattern."""
+    if message.get("stopReason") != "error" or is_overflow(message):
+        return False
+    text = message.get("errorMessage")
+    return isinstance(text, str) and _RETRYABLE.search(text) is not None
+
+
+class Runner:
+    """One prompt's run: loop runs, retries and compactions until the agent is idle."""
+
+    def __init__(
+        self,
+        context: list[Message],
+        hooks: LoopHooks,
+        queues: MessageQueues,
+        *,
+        retry: RetrySettings,
+        compaction: CompactionHooks | None,
+        is_overflow: Callable[[Message], bool],
+    ) -> None:
+        self.context = context
+        self.hooks = hooks
+        self.queues = queues
+        self.retry = retry
+        self.compaction = compaction
+        self.is_overflow = is_overflow
+        self.abort_event = asyncio.Event()
+        self.loop: AgentLoop | None = None
+        self.entry_ids: list[str] = []
+        self._retry_attempt = 0
+        self._retry_sleep: asyncio.Task[None] | None = None
+        self._emit = hooks.emit
+        hooks.emit = self._on_event
+        hooks.get_steering = queues.take_steering
+        hooks.get_follow_up = queues.take_follow_up
+
+    # ------------------------------------------------------------------ control
+
+    def abort(self) -> None:
+        """pi's ``AgentSession.abort``: cancel a retry back-off and the running loop."""
+        self.abort_event.set()
+        if self._retry_sleep is not None:
+            self._retry_sleep.cancel()
+
+    # ------------------------------------------------------------------ events
+
+    def _on_event(self, event: Event) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event.get("message") or {}
+            if message.get("role") == "user":
+                self.queues.delivered(user_text(message))
+        self._emit(event)
+        if kind == "message_end":
+            entry_id = event.get("entryId")
+            if isinstance(entry_id, str):
+                self.entry_ids.append(entry_id)
+            message = event.get("message") or {}
+            if (
+                message.get("role") == "assistant"
+                and message.get("stopReason") != "error"
+                and self._retry_attempt
+            ):
+                self._emit({"type": "auto_retry_end", "success": True, "attempt": self._retry_attempt})
+                self._retry_attempt = 0
+
+    # ------------------------------------------------------------------ the run
+
+    async def run(self, prompts: Sequence[Message]) -> RunResult:
+        last = await self._loop(prompts)
+        while True:
+            if last is None:
+                break
+            retryable = self.retry.enabled and is_retryable_error(last, self.is_overflow)
+            if retryable and await self._retry(last):
+                last = await self._loop(())
+                continue
+            if self.compaction is None or self.abort_event.is_set():
+                break
+            decision = await self.compaction.check(last)
+            if decision is None:
+                break
+            if decision.exhausted:
+                self.compaction.exhausted(decision.reason)
+                break
+            if decision.will_retry and self.context and self.context[-1].get("role") == "assistant":
+                self.context.pop()  # the overflow error stays in the file, not in the context
+            done = await self.compaction.compact(decision.reason, decision.will_retry)
+            if done:
+                self.context[:] = await self.compaction.reload()
+            if decision.will_retry and done:
+                await asyncio.sleep(OVERFLOW_RETRY_DELAY)
+                last = await self._loop(())
+                continue
+            if done and self.queues.has_messages() and not self.abort_event.is_set():
+                last = await self._loop(())
+                continue
+            break
+        final = last or {}
+        error = final.get("errorMessage")
+        return RunResult(final.get("stopReason"), error if isinstance(error, str) else None, self.entry_ids)
+
+    async def _loop(self, prompts: Sequence[Message]) -> Message | None:
+        if not prompts and (not self.context or self.context[-1].get("role") == "assistant"):
+            return None  # nothing to continue from (pi's continue() would throw)
+        self.loop = AgentLoop(self.context, self.hooks, self.abort_event)
+        try:
+            messages = await self.loop.run(prompts)
+        finally:
+            self.loop = None
+        return next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
+
+    async def _retry(self, message: Message) -> bool:
+        """pi's ``_handleRetryableError``: True when a retry should run now."""
+        self._retry_attempt += 1
+        if self._retry_attempt > self.retry.max_retries:
+            self._emit(
+                {
+                    "type": "auto_retry_end",
+                    "success": False,
+                    "attempt": self._retry_attempt - 1,
+                    "finalError": message.get("errorMessage"),
+                }
+            )
+            self._retry_attempt = 0
+            return False
+        delay_ms = self.retry.base_delay_ms * 2 ** (self._retry_attempt - 1)
+        self._emit(
+            {
+                "type": "auto_retry_start",
+                "attempt": self._retry_attempt,
+                "maxAttempts": self.retry.max_retries,
+                "delayMs": delay_ms,
+                "errorMessage": message.get("errorMessage") or "Unknown error",
+            }
+        )
+        if self.context and self.context[-1].get("role") == "assistant":
+            self.context.pop()  # kept in the file, dropped from the context
+        self._retry_sleep = asyncio.ensure_future(asyncio.sleep(delay_ms / 1000))
+        cancelled = self.abort_event.is_set()
+        if not cancelled:
+            try:
+                await self._retry_sleep
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
+                cancelled = True
+        self._retry_sleep = None
+        if cancelled:
+            attempt, self._retry_attempt = self._retry_attempt, 0
+            self._emit(
+                {
+                    "type": "auto_retry_end",
+                    "success": False,
+                    "attempt": attempt,
+                    "finalError": "Retry cancelled",
+                }
+            )
+            return False
+        return True
+
+    # ------------------------------------------------------------------ run state
+
+    def snapshot(self) -> dict[str, Any]:
+        """The live parts of ``pi/getRunState``: the partial reply and the running tools."""
+        loop = self.loop
+        state: dict[str, Any] = {"tools": []}
+        if loop is None:
+            return state
+        if loop.partial is not None:
+            state["partial"] = loop.partial
+        state["tools"] = [dict(tool) for tool in loop.running_tools.values()]
+        return state
+
+
+def user_text(message: Message) -> str:
+    """pi's ``_getUserMessageText``: a string content, or its text blocks joined."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(block.get("text", ""))
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+        )
+    return ""

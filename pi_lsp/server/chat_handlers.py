@@ -1,0 +1,81 @@
+"""Handlers of the contract's chat methods (agent runs): validate params, call the run service."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pi_lsp.server.params import Params
+from pi_lsp.service.errors import InvalidParams
+
+if TYPE_CHECKING:
+    from pi_lsp.server.handlers import Context, Handler
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+def _images(p: Params) -> list[dict[str, Any]]:
+    raw = p.data.get("images")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise InvalidParams("images must be an array of {data, mimeType}", {"field": "images"})
+    images = []
+    for number, image in enumerate(raw):
+        field = f"images[{number}]"
+        if not isinstance(image, dict):
+            raise InvalidParams(f"{field} must be an object {{data, mimeType}}", {"field": field})
+        for key in ("data", "mimeType"):
+            if not isinstance(image.get(key), str) or not image[key]:
+                raise InvalidParams(f"{field}.{key} must be a non-empty string", {"field": f"{field}.{key}"})
+        images.append({"data": image["data"], "mimeType": image["mimeType"]})
+    return images
+
+
+async def prompt(ctx: Context, p: Params) -> Any:
+    text = p.string("text")
+    images = _images(p)
+    behavior = p.data.get("streamingBehavior")
+    if behavior is not None and behavior not in ("steer", "followUp"):
+        raise InvalidParams('streamingBehavior must be "steer" or "followUp"', {"field": "streamingBehavior"})
+    return await ctx.service.runs.prompt(ctx.client, p.session(), text, images, behavior)
+
+
+async def abort(ctx: Context, p: Params) -> Any:
+    return ctx.service.runs.abort(ctx.client, p.session())
+
+
+async def clear_queue(ctx: Context, p: Params) -> Any:
+    return ctx.service.runs.clear_queue(ctx.client, p.session())
+
+
+async def get_run_state(ctx: Context, p: Params) -> Any:
+    return ctx.service.runs.run_state(ctx.client, p.session())
+
+
+async def list_models(ctx: Context, p: Params) -> Any:
+    return ctx.service.runs.list_models(ctx.client)
+
+
+async def set_model(ctx: Context, p: Params) -> Any:
+    model_id = p.opt_string("modelId")
+    level = p.data.get("thinkingLevel")
+    if level is not None and level not in THINKING_LEVELS:
+        raise InvalidParams(
+            f"thinkingLevel must be one of {', '.join(THINKING_LEVELS)}", {"field": "thinkingLevel"}
+        )
+    return await ctx.service.runs.set_model(ctx.client, p.session(), model_id, level)
+
+
+async def get_session_stats(ctx: Context, p: Params) -> Any:
+    return await ctx.service.runs.session_stats(ctx.client, p.session())
+
+
+CHAT_METHODS: dict[str, Handler] = {
+    "pi/prompt": prompt,
+    "pi/abort": abort,
+    "pi/clearQueue": clear_queue,
+    "pi/getRunState": get_run_state,
+    "pi/listModels": list_models,
+    "pi/setModel": set_model,
+    "pi/getSessionStats": get_session_stats,
+}

@@ -1,0 +1,663 @@
+"""Agent runs on open sessions: ``pi/prompt`` and its companions, without pygls.
+
+One run at a time per session. A run is started by a client's ``pi/prompt`` and executed in its own
+task (so ``pi/abort``, queued messages, ``pi/getRunState`` and other clients are served meanwhile);
+every event goes to every client holding the session as ``pi/event {sessionId, seq, event}``, and
+every message is appended to the session when it ends, under the session's lock, as pi writes it.
+Approvals are asked of the client that started the run (``pi/requestApproval``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import importlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pi_lsp.agent.approvals import (
+    DENIED,
+    NO_CAPABILITY,
+    UNANSWERED,
+    AllowList,
+    is_outside,
+    needs_approval,
+    tool_path,
+)
+from pi_lsp.agent.loop import LoopHooks, Message, now_ms
+from pi_lsp.agent.queue import MessageQueues
+from pi_lsp.agent.runner import CompactionDecision, CompactionHooks, Runner, RunResult
+from pi_lsp.compaction.overflow import is_context_overflow
+from pi_lsp.service import entries as ops
+from pi_lsp.service.compaction_config import RunConfig
+from pi_lsp.service.errors import InvalidParams, ModelError, SessionBusy, redact
+from pi_lsp.service.registry import Client, OpenSession
+from pi_lsp.service.settings import Settings
+
+if TYPE_CHECKING:
+    from pi_lsp.llm.models import ModelInfo
+
+    from pi_lsp.service.compaction import CompactionService
+    from pi_lsp.service.sessions import PiService
+
+log = logging.getLogger(__name__)
+
+SystemPromptFn = Callable[[Client, str, list[str]], Awaitable[str]]
+"""(client, cwd, tool names) → the system prompt text pi would send (``pi/getSystemPrompt``)."""
+NO_KEY = (
+    "No Anthropic API key: set the ANTHROPIC_API_KEY environment variable for the pi-lsp server"
+    " (or log in with pi so that its auth.json holds a key); nothing was written"
+)
+STREAMING_BEHAVIORS = ("steer", "followUp")
+
+
+@dataclass(eq=False)
+class ChatState:
+    """Per open session: the run in progress, the queues, the event counter, what was allowed."""
+
+    session_id: str
+    queues: MessageQueues
+    seq: int = 0
+    runner: Runner | None = None
+    starter: Client | None = None
+    task: asyncio.Task[RunResult] | None = None
+    allow: AllowList = field(default_factory=AllowList)
+    approvals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    entry_of: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class Model:
+    """The model and thinking level a run uses, and the entries a fresh session gets first."""
+
+    info: ModelInfo
+    thinking_level: str
+    initial_entries: list[tuple[str, Any]]
+
+
+class RunService:
+    """``pi/prompt``, ``pi/abort``, ``pi/clearQueue``, ``pi/getRunState``, ``pi/setModel`` and friends."""
+
+    def __init__(
+        self,
+        host: PiService,
+        compaction: CompactionService,
+        system_prompt: SystemPromptFn,
+        *,
+        sdk_factory: Callable[[str, Settings], Any] | None = None,
+    ) -> None:
+        self.host = host
+        self.compaction = compaction
+        self.system_prompt = system_prompt
+        self.sdk_factory = sdk_factory or _anthropic_sdk
+        self._chats: dict[str, ChatState] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def aclose(self) -> None:
+        for chat in list(self._chats.values()):
+            if chat.runner is not None:
+                chat.runner.abort()
+        tasks = [chat.task for chat in self._chats.values() if chat.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+
+    # ------------------------------------------------------------------ state and events
+
+    def chat(self, session: OpenSession) -> ChatState:
+        chat = self._chats.get(session.id)
+        if chat is None:
+            holder: list[ChatState] = []
+            queues = MessageQueues(
+                lambda: (holder[0].starter or Client()).settings.queue_modes,
+                lambda: self._event(session, {"type": "queue_update", **holder[0].queues.snapshot()}),
+            )
+            chat = ChatState(session.id, queues)
+            holder.append(chat)
+            self._chats[session.id] = chat
+        return chat
+
+    def _event(self, session: OpenSession, event: dict[str, Any]) -> None:
+        """``pi/event`` to every client holding the session; a failing client never stops the run."""
+        chat = self.chat(session)
+        chat.seq += 1
+        params = {"sessionId": session.id, "seq": chat.seq, "event": event}
+        for client in self.host.registry.holders(session.id):
+            try:
+                client.notify("pi/event", params)
+            except Exception:
+                log.debug("could not send pi/event to client %s", client.id, exc_info=True)
+
+    # ------------------------------------------------------------------ model
+
+    def _resolve_model(self, session: OpenSession, settings: Settings) -> Model:
+        from pi_lsp.llm.models import DEFAULT_MODEL_ID, clamp_thinking_level, find_model
+
+        manager = session.manager
+        view = manager.context_view()
+        branch_types = {record.type for record in view.path}
+        has_messages = len(view) > 0
+        model_id: str | None = None
+        if view.model is not None and view.model.get("provider") == "anthropic":
+            model_id = view.model.get("modelId")
+        if model_id is None or find_model(model_id) is None:
+            model_id = settings.model or DEFAULT_MODEL_ID
+        info = find_model(model_id)
+        if info is None:
+            raise ModelError(
+                f'unknown model {model_id!r}: set the pi setting "model" to an Anthropic model id'
+                " that pi/listModels lists",
+                {"retryable": False, "model": model_id},
+            )
+        if "thinking_level_change" in branch_types and isinstance(view.thinking_level, str):
+            level = view.thinking_level
+        else:
+            level = settings.thinking_level
+        level = clamp_thinking_level(info, level)
+        initial: list[tuple[str, Any]] = []
+        if not has_messages and "model_change" not in branch_types:
+            initial.append(("model_change", info.id))
+        if "thinking_level_change" not in branch_types:
+            initial.append(("thinking_level_change", level))
+        return Model(info, level, initial)
+
+    # ------------------------------------------------------------------ pi/prompt
+
+    async def prompt(
+        self,
+        client: Client,
+        session_id: str | None,
+        text: str,
+        images: list[dict[str, Any]],
+        streaming_behavior: str | None,
+    ) -> dict[str, Any]:
+        session = self.host.registry.resolve(client, session_id)
+        chat = self.chat(session)
+        if chat.runner is not None:
+            if streaming_behavior is None:
+                raise SessionBusy(
+                    f'session {session.id} is running a prompt; send streamingBehavior "steer" or'
+                    ' "followUp" to queue this message',
+                    {"busy": "prompt"},
+                )
+            chat.queues.add(streaming_behavior, text, user_message(text, images))
+            return {"queued": streaming_behavior}
+        if session.busy is not None:
+            raise SessionBusy(
+                f"session {session.id} is busy: a {session.busy} is running", {"busy": session.busy}
+            )
+        settings = client.settings
+        model = self._resolve_model(session, settings)
+        from pi_lsp.llm.auth import anthropic_api_key
+
+        api_key = anthropic_api_key()
+        if not api_key:
+            raise ModelError(NO_KEY, {"retryable": False})
+        cwd = session.manager.cwd
+        tool_names = settings.tools
+        tools = _create_tools(tool_names)
+        system = await self.system_prompt(client, cwd, [tool.name for tool in tools])
+        sdk = await asyncio.get_running_loop().run_in_executor(None, self.sdk_factory, api_key, settings)
+
+        session.busy = "prompt"
+        chat.starter = client
+        entry_ids: list[str] = []
+        try:
+            entry_ids += await self.host.run(
+                session, lambda: _append_initial(session, model.initial_entries), writes=True
+            )
+            if entry_ids:
+                self.host.emit(session, ops.Change("append", list(entry_ids)))
+            context = await self.host.run(session, session.manager.context_view().messages, writes=False)
+            runner = self._runner(client, session, chat, context, model, tools, system, sdk, settings)
+            chat.runner = runner
+            task = asyncio.get_running_loop().create_task(
+                runner.run([user_message(text, images)]), context=contextvars.Context()
+            )
+            chat.task = task
+            try:
+                result = await asyncio.shield(task)
+            except asyncio.CancelledError:  # $/cancelRequest: abort, and answer with the aborted run
+                runner.abort()
+                result = await task
+        finally:
+            chat.runner = None
+            chat.task = None
+            chat.starter = None
+            chat.approvals.clear()
+            session.busy = None if session.busy == "prompt" else session.busy
+            close = getattr(sdk, "close", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:
+                    log.debug("closing the SDK client failed", exc_info=True)
+        answer: dict[str, Any] = {
+            "userEntryId": next(iter(result.entry_ids), None),
+            "entryIds": entry_ids + result.entry_ids,
+            "stopReason": result.stop_reason,
+        }
+        if result.error_message is not None:
+            answer["errorMessage"] = redact(result.error_message)
+        return answer
+
+    def _runner(
+        self,
+        client: Client,
+        session: OpenSession,
+        chat: ChatState,
+        context: list[Message],
+        model: Model,
+        tools: list[Any],
+        system: str,
+        sdk: Any,
+        settings: Settings,
+    ) -> Runner:
+        from pi_lsp.agent.tools.base import ToolContext, validate_tool_arguments
+        from pi_lsp.llm.request import build_messages_request
+        from pi_lsp.llm.stream import stream_assistant_message
+
+        info = model.info
+        tool_defs = [
+            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools
+        ]
+        cwd = session.manager.cwd
+        documents = getattr(self.host, "documents", None)
+        runner_ref: list[Runner] = []
+
+        async def stream(
+            messages: list[Message], abort: asyncio.Event, on_event: Callable[[Message], None]
+        ) -> Message:
+            if abort.is_set():
+                return aborted_message(info)
+            request = build_messages_request(
+                model=info,
+                system_prompt=system,
+                messages=messages,
+                tools=tool_defs,
+                thinking_level=model.thinking_level,
+                session_id=session.id,
+            )
+            return await stream_assistant_message(sdk, request, info, abort=abort, on_event=on_event)
+
+        def tool_context(on_update: Callable[[Any], None]) -> Any:
+            return ToolContext(
+                cwd=cwd, abort=runner_ref[0].abort_event, documents=documents, on_update=on_update
+            )
+
+        async def persist(message: Message) -> str | None:
+            if message.get("role") == "user":
+                self.compaction.state(session.manager).overflow_attempted = False
+            entry_id = await self.host.run(
+                session, lambda: session.manager.append_message(message), writes=True
+            )
+            chat.entry_of[id(message)] = entry_id
+            self.host.emit(session, ops.Change("append", [entry_id]))
+            return entry_id
+
+        async def before_tool_call(
+            assistant: Message, call: Message, args: dict[str, Any], tool: Any
+        ) -> str | None:
+            return await self._approve(client, session, chat, call, args, tool, settings, runner_ref[0])
+
+        hooks = LoopHooks(
+            stream=stream,
+            emit=lambda event: self._event(session, event),
+            persist=persist,
+            tools={tool.name: tool for tool in tools},
+            validate=validate_tool_arguments,
+            tool_context=tool_context,
+            before_tool_call=before_tool_call,
+        )
+        runner = Runner(
+            context,
+            hooks,
+            chat.queues,
+            retry=settings.retry,
+            compaction=self._compaction_hooks(session, chat, settings, info),
+            is_overflow=lambda message: is_context_overflow(message, info.context_window),
+        )
+        runner_ref.append(runner)
+        return runner
+
+    # ------------------------------------------------------------------ auto-compaction
+
+    def _compaction_hooks(
+        self, session: OpenSession, chat: ChatState, settings: Settings, info: ModelInfo
+    ) -> CompactionHooks:
+        from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED
+
+        config = RunConfig.from_settings(settings)
+        config = RunConfig(**{**config.__dict__, "context_window": info.context_window})
+
+        async def check(message: Message) -> CompactionDecision | None:
+            entry_id = chat.entry_of.get(id(message))
+            if entry_id is None or message.get("model") != info.id:
+                return None
+            decision = await self.host.run(
+                session, lambda: self.compaction.check(session.manager, config, entry_id), writes=False
+            )
+            if decision is None:
+                return None
+            return CompactionDecision(decision.reason, decision.will_retry, decision.exhausted)
+
+        async def compact(reason: str, will_retry: bool) -> bool:
+            self._event(session, {"type": "compaction_start", "reason": reason})
+            session.busy = None  # the compaction marks the session itself
+            end: dict[str, Any] = {"type": "compaction_end", "reason": reason}
+            try:
+                result = await self.compaction.run_compaction(session, config, reason, will_retry=will_retry)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                end.update(aborted=False, willRetry=False, errorMessage=redact(str(error)))
+                self._event(session, end)
+                return False
+            finally:
+                session.busy = "prompt"
+            runner = chat.runner
+            if runner is not None:
+                runner.entry_ids.append(result["entryId"])
+            end.update(result=result, aborted=False, willRetry=will_retry)
+            self._event(session, end)
+            return True
+
+        async def reload() -> list[Message]:
+            return await self.host.run(session, session.manager.context_view().messages, writes=False)
+
+        def exhausted(reason: str) -> None:
+            self._event(
+                session,
+                {"type": "compaction_end", "reason": reason, "aborted": False, "willRetry": False,
+                 "errorMessage": OVERFLOW_EXHAUSTED},
+            )  # fmt: skip
+
+        return CompactionHooks(check, compact, reload, exhausted)
+
+    # ------------------------------------------------------------------ approvals
+
+    async def _approve(
+        self,
+        client: Client,
+        session: OpenSession,
+        chat: ChatState,
+        call: Message,
+        args: dict[str, Any],
+        tool: Any,
+        settings: Settings,
+        runner: Runner,
+    ) -> str | None:
+        """The ``beforeToolCall`` hook: None lets the tool run, a text blocks it (pi's blocked result)."""
+        name = tool.name
+        cwd = session.manager.cwd
+        target = tool_path(args, cwd) if name in ("edit", "write") else None
+        roots = [cwd] + ([client.workspace_root] if client.workspace_root else [])
+        outside = target is not None and is_outside(target, roots)
+        if not needs_approval(settings.approval, name, outside) or chat.allow.covers(name, args):
+            return None
+        if not client.approvals or client.request is None:
+            return NO_CAPABILITY.format(tool=name)
+        preview: dict[str, Any] = {}
+        try:
+            from pi_lsp.agent.tools.base import ToolContext
+
+            context = ToolContext(
+                cwd=cwd, abort=runner.abort_event, documents=None, on_update=lambda _r: None
+            )
+            preview = dict(await tool.preview(args, context) or {})
+        except Exception as error:
+            log.debug("approval preview failed: %s", redact(str(error)))
+        if target is not None:
+            preview.setdefault("path", target)
+            preview["outsideWorkspace"] = outside
+        call_id = str(call.get("id"))
+        request: dict[str, Any] = {
+            "sessionId": session.id,
+            "toolCallId": call_id,
+            "toolName": name,
+            "args": args,
+            "cwd": cwd,
+        }
+        if preview:
+            request["preview"] = preview
+        chat.approvals[call_id] = request
+        event = {"type": "approval_request", "toolCallId": call_id, "toolName": name, "args": args}
+        if preview:
+            event["preview"] = preview
+        self._event(session, event)
+        decision, reason = await self._ask(client, request, runner.abort_event)
+        chat.approvals.pop(call_id, None)
+        result: dict[str, Any] = {"type": "approval_result", "toolCallId": call_id, "decision": decision}
+        if reason:
+            result["reason"] = reason
+        self._event(session, result)
+        if decision == "allowAlways":
+            chat.allow.add(name, args)
+        if decision in ("allow", "allowAlways"):
+            return None
+        if reason:
+            return reason
+        return (DENIED if decision == "deny" else UNANSWERED).format(tool=name)
+
+    async def _ask(
+        self, client: Client, request: dict[str, Any], abort: asyncio.Event
+    ) -> tuple[str, str | None]:
+        """Send ``pi/requestApproval`` and wait for the answer or the abort."""
+        assert client.request is not None
+        answer_task = asyncio.ensure_future(client.request("pi/requestApproval", request))
+        abort_task = asyncio.ensure_future(abort.wait())
+        try:
+            await asyncio.wait({answer_task, abort_task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            abort_task.cancel()
+        if not answer_task.done():
+            answer_task.cancel()
+            return "deny", "Tool call blocked: the run was aborted while waiting for approval."
+        try:
+            answer = answer_task.result()
+        except Exception as error:
+            log.debug("approval request failed: %s", redact(str(error)))
+            return "deny", None
+        if not isinstance(answer, dict) or answer.get("decision") not in ("allow", "allowAlways", "deny"):
+            return "deny", None
+        reason = answer.get("reason")
+        return answer["decision"], reason if isinstance(reason, str) and reason else None
+
+    # ------------------------------------------------------------------ the other methods
+
+    def abort(self, client: Client, session_id: str | None) -> dict[str, Any]:
+        session = self.host.registry.resolve(client, session_id)
+        chat = self._chats.get(session.id)
+        if chat is None or chat.runner is None:
+            return {"aborted": False}
+        chat.runner.abort()
+        return {"aborted": True}
+
+    def clear_queue(self, client: Client, session_id: str | None) -> dict[str, Any]:
+        session = self.host.registry.resolve(client, session_id)
+        steering, follow_up = self.chat(session).queues.clear()
+        return {"steering": steering, "followUp": follow_up}
+
+    def run_state(self, client: Client, session_id: str | None) -> dict[str, Any]:
+        session = self.host.registry.resolve(client, session_id)
+        chat = self.chat(session)
+        state: dict[str, Any] = {"running": chat.runner is not None, "seq": chat.seq}
+        live = chat.runner.snapshot() if chat.runner is not None else {"tools": []}
+        if "partial" in live:
+            state["partial"] = live["partial"]
+        state["tools"] = live["tools"]
+        state["queue"] = chat.queues.snapshot()
+        state["pendingApprovals"] = list(chat.approvals.values())
+        return state
+
+    async def set_model(
+        self, client: Client, session_id: str | None, model_id: str | None, thinking_level: str | None
+    ) -> dict[str, Any]:
+        from pi_lsp.llm.models import clamp_thinking_level, find_model
+
+        session = self.host.registry.resolve(client, session_id)
+        if model_id is not None and find_model(model_id) is None:
+            raise InvalidParams(f"modelId {model_id!r} is not a model this server knows (see pi/listModels)",
+                                {"field": "modelId"})  # fmt: skip
+        chat = self.chat(session)
+        if chat.runner is not None or session.busy is not None:
+            raise SessionBusy(f"session {session.id} is busy; change the model when the run has ended",
+                              {"busy": session.busy or "prompt"})  # fmt: skip
+        current = self._resolve_model(session, client.settings)
+
+        def write() -> tuple[dict[str, Any], list[str]]:
+            info = find_model(model_id) if model_id is not None else current.info
+            assert info is not None
+            level = clamp_thinking_level(info, thinking_level or current.thinking_level)
+            manager = session.manager
+            ids: list[str] = []
+            view = manager.context_view()
+            recorded = view.model.get("modelId") if view.model is not None else None
+            if info.id != recorded:
+                ids.append(manager.append_model_change("anthropic", info.id))
+            has_level = any(record.type == "thinking_level_change" for record in view.path)
+            if level != view.thinking_level or not has_level:
+                ids.append(manager.append_thinking_level_change(level))
+            model = {"provider": "anthropic", "modelId": info.id}
+            return {"model": model, "thinkingLevel": level, "entryIds": ids}, ids
+
+        result, ids = await self.host.run(session, write, writes=True)
+        if ids:
+            self.host.emit(session, ops.Change("append", ids))
+        return result
+
+    def list_models(self, client: Client) -> dict[str, Any]:
+        from pi_lsp.llm.models import DEFAULT_MODEL_ID, MODELS, clamp_thinking_level, find_model
+
+        session = self.host.registry.get(client.active) if client.active is not None else None
+        if session is not None:
+            try:
+                model = self._resolve_model(session, client.settings)
+                current = {
+                    "provider": "anthropic",
+                    "modelId": model.info.id,
+                    "thinkingLevel": model.thinking_level,
+                }
+            except ModelError:
+                session = None
+        if session is None:
+            info = find_model(client.settings.model or DEFAULT_MODEL_ID) or find_model(DEFAULT_MODEL_ID)
+            assert info is not None
+            level = clamp_thinking_level(info, client.settings.thinking_level)
+            current = {"provider": "anthropic", "modelId": info.id, "thinkingLevel": level}
+        return {"models": [model.to_wire() for model in MODELS.values()], "current": current}
+
+    async def session_stats(self, client: Client, session_id: str | None) -> dict[str, Any]:
+        session = self.host.registry.resolve(client, session_id)
+        settings = client.settings
+
+        def stats() -> dict[str, Any]:
+            result = session_stats(session.manager.get_branch())
+            hook = self.host.context_usage
+            if hook is not None:
+                result["contextUsage"] = hook(session.manager, session.manager.context_view(), settings)
+            return result
+
+        return await self.host.run(session, stats, writes=False)
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def user_message(text: str, images: list[dict[str, Any]]) -> Message:
+    """pi's prompt message: a text block, then the images, stamped now."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    content += [{"type": "image", "data": image["data"], "mimeType": image["mimeType"]} for image in images]
+    return {"role": "user", "content": content, "timestamp": now_ms()}
+
+
+def aborted_message(info: ModelInfo) -> Message:
+    """What pi persists for a model call started after an abort: empty, no request made."""
+    from pi_lsp.llm.models import empty_usage
+
+    return {
+        "role": "assistant",
+        "content": [],
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": info.id,
+        "usage": empty_usage(),
+        "stopReason": "aborted",
+        "timestamp": now_ms(),
+        "errorMessage": "Request was aborted.",
+    }
+
+
+def session_stats(branch: list[dict[str, Any]]) -> dict[str, Any]:
+    """pi's ``getSessionStats`` over the current branch's messages."""
+    counts = {"user": 0, "assistant": 0, "toolResult": 0}
+    tool_calls = 0
+    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    cost = 0.0
+    total = 0
+    for entry in branch:
+        if entry.get("type") != "message":
+            continue
+        message = entry.get("message") or {}
+        total += 1
+        role = message.get("role")
+        if role in counts:
+            counts[role] += 1
+        if role != "assistant":
+            continue
+        tool_calls += sum(1 for block in message.get("content") or [] if block.get("type") == "toolCall")
+        usage = message.get("usage") or {}
+        for key in tokens:
+            value = usage.get(key)
+            if isinstance(value, int | float):
+                tokens[key] += int(value)
+        spent = (usage.get("cost") or {}).get("total")
+        if isinstance(spent, int | float):
+            cost += spent
+    return {
+        "userMessages": counts["user"],
+        "assistantMessages": counts["assistant"],
+        "toolCalls": tool_calls,
+        "toolResults": counts["toolResult"],
+        "totalMessages": total,
+        "tokens": {**tokens, "total": sum(tokens.values())},
+        "cost": cost,
+    }
+
+
+def _append_initial(session: OpenSession, entries: list[tuple[str, Any]]) -> list[str]:
+    manager = session.manager
+    ids: list[str] = []
+    for kind, value in entries:
+        if kind == "model_change":
+            ids.append(manager.append_model_change("anthropic", value))
+        else:
+            ids.append(manager.append_thinking_level_change(value))
+    return ids
+
+
+def _create_tools(names: list[str]) -> list[Any]:
+    from pi_lsp.agent.tools import create_tools
+
+    try:
+        return list(create_tools(names))
+    except ValueError as error:
+        raise InvalidParams(f"setting tools: {error}", {"field": "tools"}) from None
+
+
+def _anthropic_sdk(api_key: str, settings: Settings) -> Any:
+    """The SDK client for runs (imported here: the import takes seconds). ``ANTHROPIC_BASE_URL`` is
+    honoured by the SDK; pi's ``retry.provider.{maxRetries,timeoutMs}`` are passed when set."""
+    anthropic = importlib.import_module("anthropic")
+    raw = settings.as_dict().get("retry")
+    provider = raw.get("provider") if isinstance(raw, dict) else None
+    options: dict[str, Any] = {}
+    if isinstance(provider, dict):
+        retries = provider.get("maxRetries")
+        if isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0:
+            options["max_retries"] = retries
+        timeout = provider.get("timeoutMs")
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            options["timeout"] = timeout / 1000
+    return anthropic.AsyncAnthropic(api_key=api_key, **options)
