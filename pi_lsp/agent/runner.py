@@ -11,7 +11,6 @@ session.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,15 +18,6 @@ from typing import Any
 from pi_lsp.agent.loop import AgentLoop, Event, LoopHooks, Message
 from pi_lsp.agent.queue import MessageQueues
 
-# pi's ``AgentSession._isRetryableError`` pattern (the overflow check comes first).
-_RETRYABLE = re.compile(
-    r"overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|"
-    r"service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|"
-    r"connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|"
-    r"fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|"
-    r"http2 request did not get a response|timed? out|timeout|terminated|retry delay",
-    re.IGNORECASE,
-)
 OVERFLOW_RETRY_DELAY = 0.1  # pi waits 100 ms before continuing after an overflow compaction
 
 
@@ -68,14 +58,6 @@ class RunResult:
     entry_ids: list[str]
 
 
-def is_retryable_error(message: Message, is_overflow: Callable[[Message], bool]) -> bool:
-    """pi's ``_isRetryableError``: an error that is not a context overflow and matches the pattern."""
-    if message.get("stopReason") != "error" or is_overflow(message):
-        return False
-    text = message.get("errorMessage")
-    return isinstance(text, str) and _RETRYABLE.search(text) is not None
-
-
 class Runner:
     """One prompt's run: loop runs, retries and compactions until the agent is idle."""
 
@@ -87,14 +69,14 @@ class Runner:
         *,
         retry: RetrySettings,
         compaction: CompactionHooks | None,
-        is_overflow: Callable[[Message], bool],
+        is_retryable: Callable[[Message], bool],
     ) -> None:
         self.context = context
         self.hooks = hooks
         self.queues = queues
         self.retry = retry
         self.compaction = compaction
-        self.is_overflow = is_overflow
+        self.is_retryable = is_retryable  # pi's _isRetryableError (overflows are not retried)
         self.abort_event = asyncio.Event()
         self.loop: AgentLoop | None = None
         self.entry_ids: list[str] = []
@@ -142,7 +124,7 @@ class Runner:
         while True:
             if last is None:
                 break
-            retryable = self.retry.enabled and is_retryable_error(last, self.is_overflow)
+            retryable = self.retry.enabled and self.is_retryable(last)
             if retryable and await self._retry(last):
                 last = await self._loop(())
                 continue

@@ -29,7 +29,6 @@ from pi_lsp.agent.approvals import (
 from pi_lsp.agent.loop import LoopHooks, Message, now_ms
 from pi_lsp.agent.queue import MessageQueues
 from pi_lsp.agent.runner import CompactionDecision, CompactionHooks, Runner, RunResult
-from pi_lsp.compaction.overflow import is_context_overflow
 from pi_lsp.service import entries as ops
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.errors import InvalidParams, ModelError, SessionBusy, redact
@@ -256,7 +255,7 @@ class RunService:
     ) -> Runner:
         from pi_lsp.agent.tools.base import ToolContext, validate_tool_arguments
         from pi_lsp.llm.request import build_messages_request
-        from pi_lsp.llm.stream import stream_assistant_message
+        from pi_lsp.llm.stream import is_retryable_error, stream_assistant_message
 
         info = model.info
         tool_defs = [
@@ -269,8 +268,6 @@ class RunService:
         async def stream(
             messages: list[Message], abort: asyncio.Event, on_event: Callable[[Message], None]
         ) -> Message:
-            if abort.is_set():
-                return aborted_message(info)
             request = build_messages_request(
                 model=info,
                 system_prompt=system,
@@ -316,7 +313,7 @@ class RunService:
             chat.queues,
             retry=settings.retry,
             compaction=self._compaction_hooks(session, chat, settings, info),
-            is_overflow=lambda message: is_context_overflow(message, info.context_window),
+            is_retryable=lambda message: is_retryable_error(message, info.context_window),
         )
         runner_ref.append(runner)
         return runner
@@ -570,23 +567,6 @@ def user_message(text: str, images: list[dict[str, Any]]) -> Message:
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     content += [{"type": "image", "data": image["data"], "mimeType": image["mimeType"]} for image in images]
     return {"role": "user", "content": content, "timestamp": now_ms()}
-
-
-def aborted_message(info: ModelInfo) -> Message:
-    """What pi persists for a model call started after an abort: empty, no request made."""
-    from pi_lsp.llm.models import empty_usage
-
-    return {
-        "role": "assistant",
-        "content": [],
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "model": info.id,
-        "usage": empty_usage(),
-        "stopReason": "aborted",
-        "timestamp": now_ms(),
-        "errorMessage": "Request was aborted.",
-    }
 
 
 def session_stats(branch: list[dict[str, Any]]) -> dict[str, Any]:
