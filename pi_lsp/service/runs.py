@@ -253,7 +253,7 @@ class RunService:
         sdk: Any,
         settings: Settings,
     ) -> Runner:
-        from pi_lsp.agent.tools.base import ToolContext, validate_tool_arguments
+        from pi_lsp.agent.tools import ToolContext, validate_tool_arguments
         from pi_lsp.llm.request import build_messages_request
         from pi_lsp.llm.stream import is_retryable_error, stream_assistant_message
 
@@ -397,7 +397,7 @@ class RunService:
             return NO_CAPABILITY.format(tool=name)
         preview: dict[str, Any] = {}
         try:
-            from pi_lsp.agent.tools.base import ToolContext
+            from pi_lsp.agent.tools import ToolContext
 
             context = ToolContext(
                 cwd=cwd, abort=runner.abort_event, documents=None, on_update=lambda _r: None

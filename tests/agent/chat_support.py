@@ -1,0 +1,293 @@
+"""Running agent conversations through our real server (stdio subprocess) and through pi itself.
+
+A :class:`Workspace` is one temporary world: a project folder with files, pi's agent dir (its
+``models.json`` re-routes the anthropic provider to the loopback fake, ``settings.json`` holds fast
+retry settings) and a session folder. The same workspace path is used for pi and for our server,
+so the system prompt (which names the cwd) and every path in the conversation are equal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_lsp.server.rpc_client import RpcClient, server_command
+from tests.llm.fake_anthropic import FakeAnthropic, Reply
+from tests.pi.pi_rpc import PiRpc, pi_package_dir, write_agent_dir
+
+API_KEY = "sk-ant-test-0123456789abcdef-secret"
+MODEL = "claude-sonnet-4-5"
+FAST_SETTINGS: dict[str, Any] = {"retry": {"baseDelayMs": 50, "provider": {"maxRetries": 0}}}
+
+
+@dataclass
+class Transcript:
+    """What one conversation produced: events (pi's form), requests the fake got, the file."""
+
+    events: list[dict[str, Any]]
+    requests: list[dict[str, Any]]
+    entries: list[dict[str, Any]]
+    results: list[Any] = field(default_factory=list)
+
+
+class Workspace:
+    """A project folder, an agent dir and a session dir under one temporary root."""
+
+    def __init__(
+        self,
+        files: dict[str, str] | None = None,
+        settings: dict[str, Any] | None = None,
+        tools: list[str] | None = None,
+    ) -> None:
+        self.tools = tools
+        self.root = Path(tempfile.mkdtemp(prefix="pi-lsp-chat-"))
+        self.cwd = self.root / "project"
+        self.agent_dir = self.root / "agent"
+        self.sessions = self.root / "sessions"
+        self.files = dict(files or {})
+        self.settings = {**FAST_SETTINGS, **(settings or {})}
+        self.reset()
+
+    def reset(self) -> None:
+        """Fresh project files and an empty session folder (between pi's run and ours)."""
+        shutil.rmtree(self.cwd, ignore_errors=True)
+        shutil.rmtree(self.sessions, ignore_errors=True)
+        self.cwd.mkdir(parents=True)
+        self.sessions.mkdir(parents=True)
+        for name, text in self.files.items():
+            path = self.cwd / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def session_files(self) -> list[Path]:
+        return sorted(self.sessions.rglob("*.jsonl"))
+
+    def entries(self) -> list[dict[str, Any]]:
+        files = self.session_files()
+        if not files:
+            return []
+        assert len(files) == 1, files
+        return [json.loads(line) for line in files[0].read_text().splitlines() if line.strip()]
+
+    def server_env(self, base_url: str, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "ANTHROPIC_"))}
+        env.update(
+            PI_CODING_AGENT_DIR=str(self.agent_dir),
+            ANTHROPIC_API_KEY=API_KEY,
+            ANTHROPIC_BASE_URL=base_url,
+            PI_PACKAGE_DIR=str(pi_package_dir().resolve()),  # pi names its real path in the prompt
+        )
+        env.update(extra)
+        return env
+
+
+@contextlib.contextmanager
+def workspace(
+    files: dict[str, str] | None = None, settings: dict[str, Any] | None = None, tools: list[str] | None = None
+) -> Iterator[Workspace]:
+    ws = Workspace(files, settings, tools)
+    try:
+        yield ws
+    finally:
+        ws.cleanup()
+
+
+# ---------------------------------------------------------------------------------- our server
+
+
+class ChatClient:
+    """Our server over stdio, with ``pi/event`` collected and approval requests answered."""
+
+    def __init__(self, rpc: RpcClient) -> None:
+        self.rpc = rpc
+        self.events: list[dict[str, Any]] = []  # pi/event params
+        self.approval_requests: list[dict[str, Any]] = []
+        self.answer_approval: Callable[[dict[str, Any]], Any] | None = None
+        self._pump = asyncio.ensure_future(self._read())
+        self._changed = asyncio.Event()
+
+    @classmethod
+    async def start(
+        cls, ws: Workspace, base_url: str, *, approvals: bool = True, options: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ChatClient:  # fmt: skip
+        rpc = await RpcClient.start(server_command(), env=ws.server_env(base_url, **(env or {})), quiet=True)
+        client = cls(rpc)
+        params: dict[str, Any] = {
+            "processId": os.getpid(),
+            "rootUri": ws.cwd.as_uri(),
+            "workspaceFolders": [{"uri": ws.cwd.as_uri(), "name": "project"}],
+            "capabilities": {"experimental": {"pi": {"approvals": True}}} if approvals else {},
+            "initializationOptions": {"pi": options or {}},
+        }
+        await rpc.request("initialize", params)
+        rpc.notify("initialized", {})
+        return client
+
+    async def _read(self) -> None:
+        while True:
+            message = await self.rpc.notifications.get()
+            method = message.get("method")
+            if method == "pi/event":
+                self.events.append(message["params"])
+            elif method == "pi/requestApproval" and "id" in message:
+                self.approval_requests.append(message["params"])
+                answer = self.answer_approval(message["params"]) if self.answer_approval else None
+                if answer is not None:
+                    self.rpc.send({"jsonrpc": "2.0", "id": message["id"], "result": answer})
+                else:
+                    self.rpc.send(
+                        {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32603, "message": "no"}}
+                    )
+            self._changed.set()
+
+    async def wait_event(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 30) -> dict[str, Any]:
+        async def wait() -> dict[str, Any]:
+            while True:
+                for params in self.events:
+                    if predicate(params["event"]):
+                        return params["event"]
+                self._changed.clear()
+                await self._changed.wait()
+
+        return await asyncio.wait_for(wait(), timeout)
+
+    def event_list(self) -> list[dict[str, Any]]:
+        return [params["event"] for params in self.events]
+
+    async def new_session(self, ws: Workspace) -> dict[str, Any]:
+        state: dict[str, Any] = await self.rpc.request(
+            "pi/newSession", {"cwd": str(ws.cwd), "sessionDir": str(ws.sessions)}
+        )
+        return state
+
+    async def close(self) -> None:
+        self._pump.cancel()
+        await self.rpc.close()
+
+
+# ---------------------------------------------------------------------------------- comparing
+
+_VOLATILE = ("id", "parentId", "timestamp")
+
+
+def normalise_entries(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Entries without ids and timestamps, with the tree shape kept as "parent is the previous"."""
+    out = []
+    previous: str | None = None
+    for entry in entries:
+        copy = {k: v for k, v in entry.items() if k not in _VOLATILE}
+        if entry.get("type") == "session":
+            copy.pop("cwd", None)
+        else:
+            copy["parentIsPrevious"] = entry.get("parentId") == previous
+            previous = entry.get("id")
+        message = copy.get("message")
+        if isinstance(message, dict):
+            copy["message"] = {k: v for k, v in message.items() if k != "timestamp"}
+        out.append(copy)
+    return out
+
+
+def key_order(entries: Sequence[dict[str, Any]]) -> list[list[str]]:
+    """The key order of every entry and message (pi's JSON field order)."""
+    return [list(e) + ["|"] + list(e.get("message") or {}) for e in entries]
+
+
+def event_outline(events: Sequence[dict[str, Any]]) -> list[str]:
+    """The order of events, each named with what identifies it (role, tool call, delta kind)."""
+    outline = []
+    for event in events:
+        kind = str(event.get("type"))
+        if kind in ("message_start", "message_end"):
+            kind += f"({event['message'].get('role')})"
+        elif kind == "message_update":
+            kind += f"({event['assistantMessageEvent']['type']})"
+        elif kind.startswith("tool_execution"):
+            kind += f"({event.get('toolCallId')})"
+        outline.append(kind)
+    return outline
+
+
+def normalise_request(body: dict[str, Any]) -> dict[str, Any]:
+    """A request body with the texts that are ours by design (tool and parameter descriptions,
+    written in our own words) replaced; everything else must be pi's."""
+    copy = json.loads(json.dumps(body))
+    for tool in copy.get("tools") or []:
+        tool["description"] = "<description>"
+        _drop_descriptions(tool.get("input_schema"))
+    return copy
+
+
+def _drop_descriptions(schema: Any) -> None:
+    if isinstance(schema, dict):
+        if isinstance(schema.get("description"), str):
+            schema["description"] = "<description>"
+        for value in schema.values():
+            _drop_descriptions(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _drop_descriptions(value)
+
+
+# ---------------------------------------------------------------------------------- running both
+
+
+async def run_pi(ws: Workspace, replies: list[Reply], prompts: Sequence[str]) -> Transcript:
+    """The conversation as pi runs it (``pi --mode rpc``)."""
+    ws.reset()
+    async with FakeAnthropic(replies) as fake:
+        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+        pi = await PiRpc.start(ws.cwd, ws.agent_dir, ws.sessions, MODEL, tools=ws.tools)
+        try:
+            for prompt in prompts:
+                count = sum(e.get("type") == "agent_end" for e in pi.events)
+                response = await pi.command("prompt", message=prompt)
+                assert response.get("success"), response
+                await pi.wait_for(lambda events, n=count: sum(e.get("type") == "agent_end" for e in events) > n)
+                await pi.wait_idle()
+        finally:
+            await pi.close()
+        events = [_pi_wire(event) for event in pi.events]
+        return Transcript(events, [r.body for r in fake.requests], ws.entries())
+
+
+async def run_ours(ws: Workspace, replies: list[Reply], prompts: Sequence[str]) -> Transcript:
+    """The same conversation through our server's ``pi/prompt``."""
+    ws.reset()
+    async with FakeAnthropic(replies) as fake:
+        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+        options: dict[str, Any] = {"model": MODEL}
+        if ws.tools is not None:
+            options["tools"] = ws.tools
+        client = await ChatClient.start(ws, fake.url, options=options)
+        try:
+            await client.new_session(ws)
+            results = [await client.rpc.request("pi/prompt", {"text": prompt}) for prompt in prompts]
+        finally:
+            await client.close()
+        return Transcript(client.event_list(), [r.body for r in fake.requests], ws.entries(), results)
+
+
+def _pi_wire(event: dict[str, Any]) -> dict[str, Any]:
+    """pi's RPC event in the contract's ``pi/event`` form (what our server is specified to send)."""
+    kind = event.get("type")
+    if kind == "message_update":
+        update = {k: v for k, v in event["assistantMessageEvent"].items() if k != "partial"}
+        return {"type": kind, "assistantMessageEvent": update}
+    if kind == "agent_end":
+        messages = event.get("messages") or []
+        last = next((m for m in reversed(messages) if m.get("role") == "assistant"), {})
+        return {"type": kind, "stopReason": last.get("stopReason")}
+    return event
