@@ -68,7 +68,7 @@ class LoopHooks:
     emit: Callable[[Event], None]
     persist: Callable[[Message], Awaitable[str | None]]
     tools: Mapping[str, LoopTool]
-    validate: Callable[[LoopTool, Any], dict[str, Any]]
+    validate: Callable[[Any, Any], dict[str, Any]]
     tool_context: Callable[[Callable[[Any], None]], Any]
     before_tool_call: BeforeToolCall | None = None
     get_steering: Callable[[], list[Message]] = field(default=lambda: [])

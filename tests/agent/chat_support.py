@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_lsp.server.rpc_client import RpcClient, server_command
-from tests.llm.fake_anthropic import FakeAnthropic, Reply
+from tests.llm.fake_anthropic import FakeAnthropic, Recorded, Reply
 from tests.pi.pi_rpc import PiRpc, pi_package_dir, write_agent_dir
 
 API_KEY = "sk-ant-test-0123456789abcdef-secret"
@@ -206,8 +206,12 @@ def key_order(entries: Sequence[dict[str, Any]]) -> list[list[str]]:
 
 
 def event_outline(events: Sequence[dict[str, Any]]) -> list[str]:
-    """The order of events, each named with what identifies it (role, tool call, delta kind)."""
-    outline = []
+    """The order of events, each named with what identifies it (role, tool call, delta kind).
+
+    Tools of one batch run in parallel, so the order in which they end (and send updates) is a
+    race; runs of such events are compared sorted."""
+    outline: list[str] = []
+    batch: list[str] = []
     for event in events:
         kind = str(event.get("type"))
         if kind in ("message_start", "message_end"):
@@ -216,8 +220,12 @@ def event_outline(events: Sequence[dict[str, Any]]) -> list[str]:
             kind += f"({event['assistantMessageEvent']['type']})"
         elif kind.startswith("tool_execution"):
             kind += f"({event.get('toolCallId')})"
-        outline.append(kind)
-    return outline
+        if kind.startswith(("tool_execution_end", "tool_execution_update")):
+            batch.append(kind)
+            continue
+        outline += sorted(batch) + [kind]
+        batch = []
+    return outline + sorted(batch)
 
 
 def normalise_request(body: dict[str, Any]) -> dict[str, Any]:
@@ -244,17 +252,38 @@ def _drop_descriptions(schema: Any) -> None:
 # ---------------------------------------------------------------------------------- running both
 
 
-async def run_pi(ws: Workspace, replies: list[Reply], prompts: Sequence[str]) -> Transcript:
+EventTest = Callable[[dict[str, Any]], bool]
+
+
+@dataclass
+class Script:
+    """One conversation: the fake's replies (or a router), the prompts, and when to abort."""
+
+    replies: list[Reply] = field(default_factory=list)
+    prompts: Sequence[str] = ("Go",)
+    route: Callable[[Recorded], Reply] | None = None
+    abort_when: EventTest | None = None  # abort the first prompt once an event matches
+
+
+def _fake(script: Script) -> FakeAnthropic:
+    return FakeAnthropic(script.replies, route=script.route)
+
+
+async def run_pi(ws: Workspace, script: Script) -> Transcript:
     """The conversation as pi runs it (``pi --mode rpc``)."""
     ws.reset()
-    async with FakeAnthropic(replies) as fake:
+    async with _fake(script) as fake:
         write_agent_dir(ws.agent_dir, fake.url, ws.settings)
         pi = await PiRpc.start(ws.cwd, ws.agent_dir, ws.sessions, MODEL, tools=ws.tools)
         try:
-            for prompt in prompts:
+            for number, prompt in enumerate(script.prompts):
                 count = sum(e.get("type") == "agent_end" for e in pi.events)
                 response = await pi.command("prompt", message=prompt)
                 assert response.get("success"), response
+                if number == 0 and script.abort_when is not None:
+                    test = script.abort_when
+                    await pi.wait_for(lambda events: any(test(_pi_wire(e)) for e in events))
+                    await pi.command("abort")
                 await pi.wait_for(lambda events, n=count: sum(e.get("type") == "agent_end" for e in events) > n)
                 await pi.wait_idle()
         finally:
@@ -263,18 +292,24 @@ async def run_pi(ws: Workspace, replies: list[Reply], prompts: Sequence[str]) ->
         return Transcript(events, [r.body for r in fake.requests], ws.entries())
 
 
-async def run_ours(ws: Workspace, replies: list[Reply], prompts: Sequence[str]) -> Transcript:
+async def run_ours(ws: Workspace, script: Script) -> Transcript:
     """The same conversation through our server's ``pi/prompt``."""
     ws.reset()
-    async with FakeAnthropic(replies) as fake:
+    async with _fake(script) as fake:
         write_agent_dir(ws.agent_dir, fake.url, ws.settings)
         options: dict[str, Any] = {"model": MODEL}
         if ws.tools is not None:
             options["tools"] = ws.tools
         client = await ChatClient.start(ws, fake.url, options=options)
+        results = []
         try:
             await client.new_session(ws)
-            results = [await client.rpc.request("pi/prompt", {"text": prompt}) for prompt in prompts]
+            for number, prompt in enumerate(script.prompts):
+                pending = asyncio.ensure_future(client.rpc.request("pi/prompt", {"text": prompt}))
+                if number == 0 and script.abort_when is not None:
+                    await client.wait_event(script.abort_when)
+                    assert await client.rpc.request("pi/abort", {}) == {"aborted": True}
+                results.append(await pending)
         finally:
             await client.close()
         return Transcript(client.event_list(), [r.body for r in fake.requests], ws.entries(), results)

@@ -1,7 +1,9 @@
 """Differential tests: the same scripted conversation run by pi itself and by our server.
 
-The fake Messages API plays the same replies to both; the request bodies it received, the session
-files (apart from ids and timestamps) and the order of events must be equal.
+The fake Messages API plays the same replies to both (pi is pointed at it through models.json);
+the request bodies it received (apart from the tool descriptions, which are our own words), the
+session files (apart from ids and timestamps, with pi's key order) and the order of the events
+must be equal.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.agent.chat_support import (
+    Script,
     Transcript,
     event_outline,
     key_order,
@@ -21,32 +24,97 @@ from tests.agent.chat_support import (
     run_pi,
     workspace,
 )
-from tests.llm.fake_anthropic import Reply, Text, Thinking, assistant_stream
+from tests.llm.fake_anthropic import Reply, Text, Thinking, ToolUse, assistant_stream, error_reply
 from tests.pi.pi_rpc import pi_unavailable
 
 pytestmark = pytest.mark.skipif(pi_unavailable() is not None, reason=str(pi_unavailable()))
 
+FILES = {"hello.txt": "line one\nline two\n", "notes.md": "# Notes\nold text here\n"}
+FILE_TOOLS = ["read", "edit", "write"]
 
-def both(files: dict[str, str], tools: list[str] | None, replies: list[Reply], prompts: list[str],
+
+def both(script: Script, *, files: dict[str, str] | None = None, tools: list[str] | None = None,
          settings: dict[str, Any] | None = None) -> tuple[Transcript, Transcript]:  # fmt: skip
-    with workspace(files, settings, tools) as ws:
-        theirs = asyncio.run(run_pi(ws, replies, prompts))
-        ours = asyncio.run(run_ours(ws, replies, prompts))
+    with workspace(files or FILES, settings, tools or FILE_TOOLS) as ws:
+        theirs = asyncio.run(run_pi(ws, script))
+        ours = asyncio.run(run_ours(ws, script))
     return theirs, ours
 
 
 def assert_same(theirs: Transcript, ours: Transcript) -> None:
-    assert [normalise_request(body) for body in ours.requests] == [
-        normalise_request(body) for body in theirs.requests
-    ]
+    assert [normalise_request(b) for b in ours.requests] == [normalise_request(b) for b in theirs.requests]
     assert normalise_entries(ours.entries) == normalise_entries(theirs.entries)
     assert key_order(ours.entries) == key_order(theirs.entries)
     assert event_outline(ours.events) == event_outline(theirs.events)
 
 
 def test_text_reply_with_thinking() -> None:
-    replies = [Reply(events=assistant_stream(Thinking("Let me think."), Text("Hello there, friend.")))]
-    theirs, ours = both({}, ["read"], replies, ["Say hello"])
+    script = Script([Reply(events=assistant_stream(Thinking("Let me think."), Text("Hello there, friend.")))])
+    theirs, ours = both(script)
     assert_same(theirs, ours)
     assert ours.results[0]["stopReason"] == "stop"
-    assert len(ours.results[0]["entryIds"]) == 4  # model_change, thinking_level_change, user, assistant
+    ids = [entry["id"] for entry in ours.entries[1:]]
+    assert ours.results[0]["entryIds"] == ids  # model_change, thinking_level_change, user, assistant
+    assert ours.results[0]["userEntryId"] == ids[2]
+
+
+def test_several_tool_calls_in_one_turn() -> None:
+    calls = assistant_stream(
+        Thinking("Look first."),
+        Text("Reading and writing."),
+        ToolUse("toolu_A", "read", {"path": "hello.txt"}),
+        ToolUse("toolu_B", "write", {"path": "new.txt", "content": "fresh\n"}),
+        ToolUse("toolu_C", "edit", {"path": "notes.md", "edits": [{"oldText": "old", "newText": "new"}]}),
+        ToolUse("toolu_D", "read", {"path": "missing.txt"}),
+        ToolUse("toolu_E", "nosuchtool", {}),
+        ToolUse("toolu_F", "read", {"offset": "x"}),
+        message_id="msg_tools",
+    )
+    script = Script([Reply(events=calls), Reply(events=assistant_stream(Text("All done."), message_id="msg_end"))])
+    theirs, ours = both(script)
+    assert_same(theirs, ours)
+    assert [e["message"]["role"] for e in ours.entries if e["type"] == "message"] == [
+        "user", "assistant", *["toolResult"] * 6, "assistant"
+    ]  # fmt: skip
+
+
+def test_error_then_retry() -> None:
+    script = Script([
+        error_reply(529, "overloaded_error", "Overloaded"),
+        error_reply(500, "api_error", "Internal server error"),
+        Reply(events=assistant_stream(Text("Recovered."))),
+    ])  # fmt: skip
+    theirs, ours = both(script)
+    assert_same(theirs, ours)
+    assert [e["type"] for e in ours.events if e["type"].startswith("auto_retry")] == [
+        "auto_retry_start", "auto_retry_start", "auto_retry_end"
+    ]  # fmt: skip
+
+
+def test_retries_exhausted() -> None:
+    script = Script([error_reply(503, "api_error", "Service unavailable")])
+    theirs, ours = both(script, settings={"retry": {"baseDelayMs": 10, "maxRetries": 2, "provider": {"maxRetries": 0}}})
+    assert_same(theirs, ours)
+    assert ours.results[0]["stopReason"] == "error"
+    assert "Service unavailable" in ours.results[0]["errorMessage"]
+
+
+def test_abort_while_streaming() -> None:
+    stream = assistant_stream(Thinking("Slow thought."), Text("A long answer that never ends."))
+    script = Script(
+        [Reply(events=stream, stall_after=9)],
+        abort_when=lambda e: e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_start",
+    )
+    theirs, ours = both(script)
+    assert_same(theirs, ours)
+    assert ours.results[0]["stopReason"] == "aborted"
+
+
+def test_two_prompts_continue_the_conversation() -> None:
+    script = Script(
+        [Reply(events=assistant_stream(Text("First."), message_id="m1")),
+         Reply(events=assistant_stream(Text("Second."), message_id="m2"))],
+        prompts=("One", "Two"),
+    )  # fmt: skip
+    theirs, ours = both(script)
+    assert_same(theirs, ours)

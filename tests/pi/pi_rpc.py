@@ -119,10 +119,7 @@ class PiRpc:
                 if any(e.get("type") == "agent_end" for e in self.events):
                     state = await self.command("get_state")
                     data = state.get("data") or {}
-                    retrying = sum(e.get("type") == "auto_retry_start" for e in self.events) > sum(
-                        e.get("type") == "auto_retry_end" for e in self.events
-                    )
-                    if not data.get("isStreaming") and not data.get("isCompacting") and not retrying:
+                    if not data.get("isStreaming") and not data.get("isCompacting") and _settled(self.events):
                         return
                 await asyncio.sleep(0.05)
 
@@ -140,3 +137,16 @@ class PiRpc:
             self.process.kill()
             await self.process.wait()
         self._reader.cancel()
+
+
+def _settled(events: list[dict[str, Any]]) -> bool:
+    """No retry or compaction-with-retry is pending after the last loop run."""
+    for event in reversed(events):
+        kind = event.get("type")
+        if kind in ("auto_retry_start", "compaction_start"):
+            return False
+        if kind == "compaction_end":
+            return not event.get("willRetry")
+        if kind in ("agent_end", "auto_retry_end"):
+            return True
+    return False
