@@ -29,15 +29,15 @@ from pi_lsp.agent.approvals import (
 from pi_lsp.agent.loop import LoopHooks, Message, now_ms
 from pi_lsp.agent.queue import MessageQueues
 from pi_lsp.agent.runner import CompactionDecision, CompactionHooks, Runner, RunResult
+from pi_lsp.secrets import redact
 from pi_lsp.service import entries as ops
 from pi_lsp.service.compaction_config import RunConfig
-from pi_lsp.service.errors import InvalidParams, ModelError, SessionBusy, redact
+from pi_lsp.service.errors import InvalidParams, ModelError, SessionBusy
 from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
 
 if TYPE_CHECKING:
     from pi_lsp.llm.models import ModelInfo
-
     from pi_lsp.service.compaction import CompactionService
     from pi_lsp.service.sessions import PiService
 

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,9 @@ class Workspace:
 
 @contextlib.contextmanager
 def workspace(
-    files: dict[str, str] | None = None, settings: dict[str, Any] | None = None, tools: list[str] | None = None
+    files: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
+    tools: list[str] | None = None,
 ) -> Iterator[Workspace]:
     ws = Workspace(files, settings, tools)
     try:
@@ -152,7 +155,9 @@ class ChatClient:
                     )
             self._changed.set()
 
-    async def wait_event(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 30) -> dict[str, Any]:
+    async def wait_event(
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 30
+    ) -> dict[str, Any]:
         async def wait() -> dict[str, Any]:
             while True:
                 for params in self.events:
@@ -202,7 +207,7 @@ def normalise_entries(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]
 
 def key_order(entries: Sequence[dict[str, Any]]) -> list[list[str]]:
     """The key order of every entry and message (pi's JSON field order)."""
-    return [list(e) + ["|"] + list(e.get("message") or {}) for e in entries]
+    return [[*e, "|", *(e.get("message") or {})] for e in entries]
 
 
 def event_outline(events: Sequence[dict[str, Any]]) -> list[str]:
@@ -223,7 +228,7 @@ def event_outline(events: Sequence[dict[str, Any]]) -> list[str]:
         if kind.startswith(("tool_execution_end", "tool_execution_update")):
             batch.append(kind)
             continue
-        outline += sorted(batch) + [kind]
+        outline += [*sorted(batch), kind]
         batch = []
     return outline + sorted(batch)
 
@@ -281,10 +286,11 @@ async def run_pi(ws: Workspace, script: Script) -> Transcript:
                 response = await pi.command("prompt", message=prompt)
                 assert response.get("success"), response
                 if number == 0 and script.abort_when is not None:
-                    test = script.abort_when
-                    await pi.wait_for(lambda events: any(test(_pi_wire(e)) for e in events))
+                    await pi.wait_for(partial(_seen, script.abort_when))
                     await pi.command("abort")
-                await pi.wait_for(lambda events, n=count: sum(e.get("type") == "agent_end" for e in events) > n)
+                await pi.wait_for(
+                    lambda events, n=count: sum(e.get("type") == "agent_end" for e in events) > n
+                )
                 await pi.wait_idle()
         finally:
             await pi.close()
@@ -313,6 +319,10 @@ async def run_ours(ws: Workspace, script: Script) -> Transcript:
         finally:
             await client.close()
         return Transcript(client.event_list(), [r.body for r in fake.requests], ws.entries(), results)
+
+
+def _seen(test: EventTest, events: list[dict[str, Any]]) -> bool:
+    return any(test(_pi_wire(event)) for event in events)
 
 
 def _pi_wire(event: dict[str, Any]) -> dict[str, Any]:

@@ -70,7 +70,9 @@ def test_several_tool_calls_in_one_turn() -> None:
         ToolUse("toolu_F", "read", {"offset": "x"}),
         message_id="msg_tools",
     )
-    script = Script([Reply(events=calls), Reply(events=assistant_stream(Text("All done."), message_id="msg_end"))])
+    script = Script(
+        [Reply(events=calls), Reply(events=assistant_stream(Text("All done."), message_id="msg_end"))]
+    )
     theirs, ours = both(script)
     assert_same(theirs, ours)
     assert [e["message"]["role"] for e in ours.entries if e["type"] == "message"] == [
@@ -93,7 +95,9 @@ def test_error_then_retry() -> None:
 
 def test_retries_exhausted() -> None:
     script = Script([error_reply(503, "api_error", "Service unavailable")])
-    theirs, ours = both(script, settings={"retry": {"baseDelayMs": 10, "maxRetries": 2, "provider": {"maxRetries": 0}}})
+    theirs, ours = both(
+        script, settings={"retry": {"baseDelayMs": 10, "maxRetries": 2, "provider": {"maxRetries": 0}}}
+    )
     assert_same(theirs, ours)
     assert ours.results[0]["stopReason"] == "error"
     assert "Service unavailable" in ours.results[0]["errorMessage"]
@@ -103,7 +107,9 @@ def test_abort_while_streaming() -> None:
     stream = assistant_stream(Thinking("Slow thought."), Text("A long answer that never ends."))
     script = Script(
         [Reply(events=stream, stall_after=9)],
-        abort_when=lambda e: e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_start",
+        abort_when=lambda e: (
+            e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_start"
+        ),
     )
     theirs, ours = both(script)
     assert_same(theirs, ours)
