@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pi_lsp.jscompat import js_trim
+
 _VALID_ESCAPES = frozenset('"\\/bfnrtu')
 _HEX = frozenset("0123456789abcdefABCDEF")
 _CONTROL_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -51,141 +53,174 @@ def repair_json(text: str) -> str:
     return "".join(out)
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def js_json_loads(text: str) -> Any:
+    """``JSON.parse``: like ``json.loads`` but without Python's NaN/Infinity extension."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
 def parse_json_with_repair(text: str) -> Any:
-    """``json.loads``, retried once on the repaired text; raises ``ValueError`` when both fail."""
+    """``JSON.parse``, retried once on the repaired text; raises ``ValueError`` when both fail."""
     try:
-        return json.loads(text)
+        return js_json_loads(text)
     except ValueError:
         repaired = repair_json(text)
         if repaired == text:
             raise
-        return json.loads(repaired)
+        return js_json_loads(repaired)
 
 
-class _Incomplete(Exception):
-    pass
+class _Partial(Exception):
+    """The text ended before the value did."""
+
+
+def _js_substring(text: str, start: int, end: int) -> str:
+    """``String.prototype.substring``: negative bounds are 0, swapped when reversed."""
+    start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
+    return text[min(start, end) : max(start, end)]
+
+
+_LITERALS: tuple[tuple[str, Any], ...] = (("null", None), ("true", True), ("false", False))
+_NON_JSON_LITERALS: tuple[tuple[str, float], ...] = (
+    ("Infinity", float("inf")), ("-Infinity", float("-inf")), ("NaN", float("nan")),
+)  # fmt: skip
 
 
 class _PartialParser:
-    """Recursive descent that returns the value parsed so far when the text ends early."""
+    """A tolerant parser for a document cut short, with the semantics of the ``partial-json`` npm
+    package pi uses (everything may be partial): what is complete is kept, an unfinished string is
+    kept as far as it goes, an unfinished key or value is dropped."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.pos = 0
+        self.length = len(text)
+        self.index = 0
 
-    def _skip(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos] in " \t\n\r":
-            self.pos += 1
+    def _at(self, index: int) -> str | None:
+        return self.text[index] if 0 <= index < self.length else None
+
+    def _skip_blank(self) -> None:
+        while self.index < self.length and self.text[self.index] in " \n\r\t":
+            self.index += 1
 
     def value(self) -> Any:
-        self._skip()
-        if self.pos >= len(self.text):
-            raise _Incomplete
-        char = self.text[self.pos]
+        self._skip_blank()
+        if self.index >= self.length:
+            raise _Partial
+        char = self.text[self.index]
+        if char == '"':
+            return self._string()
         if char == "{":
             return self._object()
         if char == "[":
             return self._array()
-        if char == '"':
-            return self._string()
-        return self._literal()
+        rest = self.text[self.index :]
+        for word, meaning in (*_LITERALS, *_NON_JSON_LITERALS):
+            complete = rest[: len(word)] == word
+            truncated = (
+                len(rest) < len(word) and word.startswith(rest) and (word != "-Infinity" or len(rest) > 1)
+            )
+            if complete or truncated:
+                self.index += len(word)
+                return meaning
+        return self._number()
+
+    def _string(self) -> str:
+        start = self.index
+        escape = False
+        self.index += 1
+        while self.index < self.length and (
+            self.text[self.index] != '"' or (escape and self.text[self.index - 1] == "\\")
+        ):
+            escape = not escape if self.text[self.index] == "\\" else False
+            self.index += 1
+        if self._at(self.index) == '"':
+            self.index += 1
+            decoded: str = js_json_loads(_js_substring(self.text, start, self.index - int(escape)))
+            return decoded
+        try:
+            partial: str = js_json_loads(_js_substring(self.text, start, self.index - int(escape)) + '"')
+        except ValueError:
+            partial = js_json_loads(_js_substring(self.text, start, self.text.rfind("\\")) + '"')
+        return partial
 
     def _object(self) -> dict[str, Any]:
+        self.index += 1
+        self._skip_blank()
         result: dict[str, Any] = {}
-        self.pos += 1
-        while True:
-            self._skip()
-            if self.pos >= len(self.text):
-                return result
-            if self.text[self.pos] == "}":
-                self.pos += 1
-                return result
-            if self.text[self.pos] == ",":
-                self.pos += 1
-                continue
-            try:
-                key = self._string(require_end=True)
-            except _Incomplete:
-                return result
-            self._skip()
-            if self.pos >= len(self.text) or self.text[self.pos] != ":":
-                if self.pos >= len(self.text):
+        try:
+            while self._at(self.index) != "}":
+                self._skip_blank()
+                if self.index >= self.length:
                     return result
-                raise ValueError("expected ':'")
-            self.pos += 1
-            try:
-                result[key] = self.value()
-            except _Incomplete:
-                return result
+                key = self._string()
+                self._skip_blank()
+                self.index += 1  # the colon, unchecked
+                try:
+                    result[key] = self.value()
+                except (ValueError, _Partial, IndexError):
+                    return result
+                self._skip_blank()
+                if self._at(self.index) == ",":
+                    self.index += 1
+        except (ValueError, _Partial, IndexError):
+            return result
+        self.index += 1
+        return result
 
     def _array(self) -> list[Any]:
+        self.index += 1
         result: list[Any] = []
-        self.pos += 1
-        while True:
-            self._skip()
-            if self.pos >= len(self.text):
-                return result
-            if self.text[self.pos] == "]":
-                self.pos += 1
-                return result
-            if self.text[self.pos] == ",":
-                self.pos += 1
-                continue
-            try:
-                result.append(self.value())
-            except _Incomplete:
-                return result
-
-    def _string(self, require_end: bool = False) -> str:
-        if self.text[self.pos] != '"':
-            raise ValueError("expected a string")
-        start = self.pos
-        index = self.pos + 1
-        while index < len(self.text):
-            if self.text[index] == "\\":
-                index += 2
-                continue
-            if self.text[index] == '"':
-                self.pos = index + 1
-                decoded: str = json.loads(self.text[start : index + 1])
-                return decoded
-            index += 1
-        if require_end:
-            raise _Incomplete
-        self.pos = len(self.text)
-        body = self.text[start + 1 :]
-        while body:  # drop a dangling escape sequence, then decode what is complete
-            try:
-                partial: str = json.loads('"' + body + '"')
-                return partial
-            except ValueError:
-                body = body[:-1]
-        return ""
-
-    def _literal(self) -> Any:
-        start = self.pos
-        while self.pos < len(self.text) and self.text[self.pos] not in ",]} \t\n\r":
-            self.pos += 1
-        token = self.text[start : self.pos]
-        for word, meaning in (("true", True), ("false", False), ("null", None)):
-            if token == word:
-                return meaning
-            if self.pos >= len(self.text) and word.startswith(token):
-                return meaning
         try:
-            return json.loads(token)
+            while self._at(self.index) != "]":
+                result.append(self.value())
+                self._skip_blank()
+                if self._at(self.index) == ",":
+                    self.index += 1
+        except (ValueError, _Partial, IndexError):
+            return result
+        self.index += 1
+        return result
+
+    def _number(self) -> Any:
+        if self.index == 0:
+            if self.text == "-":
+                raise ValueError("lone minus")
+            try:
+                return js_json_loads(self.text)
+            except ValueError:
+                try:
+                    return js_json_loads(_js_substring(self.text, 0, self.text.rfind("e")))
+                except ValueError:
+                    pass
+                raise
+        start = self.index
+        if self._at(self.index) == "-":
+            self.index += 1
+        while self.index < self.length and self.text[self.index] not in ",]}":
+            self.index += 1
+        token = _js_substring(self.text, start, self.index)
+        try:
+            return js_json_loads(token)
         except ValueError:
-            if self.pos >= len(self.text):
-                trimmed = token.rstrip(".eE+-")
-                if trimmed and trimmed != "-":
-                    return json.loads(trimmed)
-                raise _Incomplete from None
-            raise
+            if token == "-":
+                raise _Partial from None
+            return js_json_loads(_js_substring(self.text, start, self.text.rfind("e")))
+
+
+def _partial_parse(text: str) -> Any:
+    trimmed = js_trim(text)
+    if not trimmed:
+        raise ValueError("empty")
+    return _PartialParser(trimmed).value()
 
 
 def parse_streaming_json(text: str) -> Any:
     """The arguments parsed so far (``{}`` when nothing usable has arrived)."""
-    if not text or not text.strip():
+    if not text or not js_trim(text):
         return {}
     try:
         return parse_json_with_repair(text)
@@ -193,8 +228,8 @@ def parse_streaming_json(text: str) -> Any:
         pass
     for candidate in (text, repair_json(text)):
         try:
-            result = _PartialParser(candidate).value()
-        except (ValueError, _Incomplete, IndexError):
+            result = _partial_parse(candidate)
+        except (ValueError, _Partial, IndexError, RecursionError):
             continue
         return result if result is not None else {}
     return {}
