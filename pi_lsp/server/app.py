@@ -19,7 +19,7 @@ from pygls.protocol import default_converter
 from pi_lsp import __version__
 from pi_lsp.paths import uri_to_path
 from pi_lsp.secrets import redact
-from pi_lsp.server import prompt_features
+from pi_lsp.server import documents, prompt_features
 from pi_lsp.server.handlers import METHODS, Context, Handler
 from pi_lsp.server.params import Params
 from pi_lsp.server.protocol import PiProtocol
@@ -81,7 +81,7 @@ def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client
     server = PiLanguageServer(
         "pi-lsp",
         __version__,
-        text_document_sync_kind=types.TextDocumentSyncKind.None_,
+        text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         protocol_cls=PiProtocol,
         converter_factory=default_converter,
         max_workers=2,
@@ -117,6 +117,7 @@ def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client
         if any(path.endswith("settings.json") for path in paths):
             await client.settings.reload_files_async()
 
+    documents.install(server, ctx)  # textDocument/didOpen|didChange|didSave|didClose
     prompt_features.install(server, ctx)  # initialized/shutdown/folders/hover for the system prompt
     for method, handler in METHODS.items():
         server.feature(method)(_bind(ctx, handler))

@@ -58,6 +58,8 @@ def initialize_result() -> dict[str, Any]:
     return {
         "capabilities": {
             "positionEncoding": "utf-16",
+            # Open editor buffers, so the agent's tools never overwrite unsaved changes (documents.py).
+            "textDocumentSync": {"openClose": True, "change": 2, "save": {"includeText": False}},
             "hoverProvider": True,  # token counts of prompt files (pi_lsp/server/prompt_features.py)
             "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}},
             "experimental": {

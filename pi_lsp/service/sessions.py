@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pi_lsp.agent.documents import EditorDocuments
 from pi_lsp.service import entries as ops
 from pi_lsp.service import wire
 from pi_lsp.service.errors import InvalidParams, SessionNotFound
@@ -51,6 +52,7 @@ class PiService:
         from pi_lsp.service.prompt import PromptService
 
         self.prompt = PromptService(self)  # system prompt: watching, diagnostics, hover
+        self.documents = EditorDocuments()  # editors' open buffers, for the agent's tools
         from pi_lsp.service.runs import RunService
 
         self.runs = RunService(self, self.compaction, self._system_prompt_text)  # agent runs (pi/prompt)
@@ -72,6 +74,17 @@ class PiService:
             self._release(client, session_id)
         self.registry.clients.discard(client)
         self.prompt.disconnect(client)
+        self.documents.close_owner(str(client.id))
+
+    def editor_document(self, client: Client, event: str, uri: str, text: str | None = None) -> None:
+        """An editor opened, changed, saved or closed ``uri`` (``text``: its whole current text)."""
+        owner = str(client.id)
+        if event == "close":
+            self.documents.close(uri, owner)
+        elif event == "save":
+            self.documents.save(uri, text, owner)
+        elif text is not None:
+            self.documents.change(uri, text, owner)
 
     async def close(self) -> None:
         await self.runs.aclose()
