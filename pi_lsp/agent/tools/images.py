@@ -2,9 +2,11 @@
 
 pi sends jpg/png/gif/webp files as image blocks, first shrinking anything larger than
 2000×2000 pixels or 4.5 MB of base64. Images already within the limits pass through unchanged
-(as in pi). Shrinking needs Pillow (optional: ``pip install pi-lsp[images]``); without it — or
-when the picture cannot be decoded — the image is left out with pi's note, which is also what
-pi does when its image library is missing or fails.
+(as in pi). Decoding and shrinking use Pillow (``pip install pi-lsp[images]``; the dev setup has
+it). Without Pillow an image within the limits is still sent (its size read from the header),
+while a larger one is left out with pi's note — what pi does when its image library is missing.
+A picture that cannot be decoded is left out as pi leaves it out. Resized pixels differ from
+pi's (another resampler), the sizes, formats and notes do not.
 """
 
 from __future__ import annotations
@@ -139,8 +141,24 @@ def prepare_image(raw: bytes, mime: str) -> PreparedImage | None:
     encoded = base64.b64encode(raw).decode("ascii")
     width, height = size
     if width <= MAX_WIDTH and height <= MAX_HEIGHT and len(encoded) < MAX_BASE64_BYTES:
+        if not _decodes(raw):
+            return None
         return PreparedImage(encoded, mime, width, height, width, height, False)
     return _shrink(raw, width, height)
+
+
+def _decodes(raw: bytes) -> bool:
+    """pi decodes every image it sends (and leaves out what fails); Pillow, when present, does too."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return True
+    try:
+        with Image.open(io.BytesIO(raw)) as image:
+            image.load()
+    except Exception:
+        return False
+    return True
 
 
 def _shrink(raw: bytes, width: int, height: int) -> PreparedImage | None:
