@@ -25,9 +25,15 @@ from tests.agent.chat_support import (
     workspace,
 )
 from tests.llm.fake_anthropic import Reply, Text, Thinking, ToolUse, assistant_stream, error_reply
-from tests.pi.pi_rpc import pi_unavailable
+from tests.oracle import require_oracle
 
-pytestmark = pytest.mark.skipif(pi_unavailable() is not None, reason=str(pi_unavailable()))
+pytestmark = pytest.mark.oracle
+
+
+@pytest.fixture(autouse=True)
+def _needs_pi() -> None:
+    """Skipped with the reason where pi is missing; failed where CI requires pi."""
+    require_oracle()
 
 FILES = {"hello.txt": "line one\nline two\n", "notes.md": "# Notes\nold text here\n"}
 FILE_TOOLS = ["read", "edit", "write"]

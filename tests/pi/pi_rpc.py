@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +21,6 @@ PI_PACKAGE = "node_modules/@mariozechner/pi-coding-agent"
 
 def pi_package_dir() -> Path:
     return oracle_dir() / PI_PACKAGE
-
-
-def pi_unavailable() -> str | None:
-    if shutil.which("node") is None:
-        return "node is not installed"
-    if not (pi_package_dir() / "dist" / "cli.js").exists():
-        return f"pi is not installed under {oracle_dir()} (run: make oracle)"
-    return None
 
 
 def write_agent_dir(agent_dir: Path, base_url: str, settings: dict[str, Any]) -> None:
