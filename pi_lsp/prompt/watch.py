@@ -53,13 +53,26 @@ def _to_path(value: str) -> str:
     return os.path.normpath(os.path.abspath(value))
 
 
+def _log_files() -> set[str]:
+    """The files this process logs to: never watched, so that a log inside a watched folder (a
+    debug log in a skills folder) cannot turn each line it writes into a change and a rebuild,
+    which logs more lines."""
+    paths: set[str] = set()
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            paths.add(os.path.normpath(handler.baseFilename))
+            paths.add(os.path.realpath(handler.baseFilename))
+    return paths
+
+
 class PromptWatcher:
     """Debounced change notifications for the prompt inputs of one or more workspace cwds.
 
     ``debounce`` is the quiet time that ends a burst (default 100 ms; the polling backend adds one
     ``poll_interval``); ``max_delay`` caps how long a continuous stream of changes can postpone
     the callback. ``backend`` picks ``watchdog`` (native events; needs the optional package),
-    ``poll`` (stat polling) or ``auto`` (watchdog when importable).
+    ``poll`` (stat polling) or ``auto`` (watchdog when importable). Changes to ``ignored`` paths
+    and to the files the process logs to are never reported.
     """
 
     def __init__(
@@ -73,6 +86,7 @@ class PromptWatcher:
         backend: BackendChoice = "auto",
         poll_interval: float = 0.05,
         loop: asyncio.AbstractEventLoop | None = None,
+        ignored: Iterable[str] = (),
     ) -> None:
         self._on_change = on_change
         self._agent_dir = os.fspath(agent_dir) if agent_dir is not None else str(default_agent_dir())
@@ -81,6 +95,10 @@ class PromptWatcher:
         self._max_delay = max(max_delay, debounce)
         self._loop = loop
         self._plans: dict[str, WatchPlan] = {}
+        self._targets: dict[str, set[tuple[str, bool]]] = {}
+        self._ignored = {os.path.normpath(p) for p in ignored} | _log_files()
+        self.plans_made = 0
+        """How many root plans were made (each reads settings and stats the candidates)."""
         self._lock = threading.Condition()
         self._pending: dict[str, set[str]] = {}
         self._new_dirs: list[str] = []
@@ -113,19 +131,32 @@ class PromptWatcher:
 
     def add_root(self, cwd: str) -> None:
         """Start watching the prompt inputs of ``cwd`` (a workspace folder or session cwd)."""
-        cwd = os.path.abspath(cwd)
-        plan = plan_watch(cwd, self._agent_dir, home=self._home)
-        with self._lock:
-            self._plans[cwd] = plan
-        self._apply()
+        self.update_roots([cwd])
 
     def remove_root(self, cwd: str) -> None:
         """Stop watching ``cwd``; pending changes for it are dropped."""
-        cwd = os.path.abspath(cwd)
+        self.update_roots([], [cwd])
+
+    def update_roots(self, added: Sequence[str], removed: Sequence[str] = ()) -> None:
+        """Add and remove several roots with one backend update.
+
+        Only the added roots are planned (their settings read, their watch directories found);
+        the other roots' watch directories are reused, so adding one root costs the same whether
+        ten or a thousand are watched (the whole set is re-examined after file changes instead).
+        """
+        plans = {
+            cwd: plan_watch(cwd, self._agent_dir, home=self._home) for cwd in map(os.path.abspath, added)
+        }
+        targets = {cwd: plan.watch_dirs() for cwd, plan in plans.items()}
         with self._lock:
-            self._plans.pop(cwd, None)
-            self._pending.pop(cwd, None)
-        self._apply()
+            for cwd in map(os.path.abspath, removed):
+                self._plans.pop(cwd, None)
+                self._targets.pop(cwd, None)
+                self._pending.pop(cwd, None)
+            self._plans.update(plans)
+            self._targets.update(targets)
+            self.plans_made += len(plans)
+        self._apply(recompute=False)
 
     def refresh(self) -> None:
         """Re-plan every root (settings may name new skill paths; directories may have appeared)."""
@@ -133,6 +164,7 @@ class PromptWatcher:
             roots = list(self._plans)
         plans = {cwd: plan_watch(cwd, self._agent_dir, home=self._home) for cwd in roots}
         with self._lock:
+            self.plans_made += len(plans)
             for cwd, plan in plans.items():
                 if cwd in self._plans:
                     self._plans[cwd] = plan
@@ -151,11 +183,21 @@ class PromptWatcher:
         if found:
             self._ingest(found, False)
 
-    def _apply(self) -> Applied:
+    def _apply(self, *, recompute: bool = True) -> Applied:
+        """Bring the backend in line with the plans; ``recompute`` finds every plan's watch
+        directories again (after file changes: directories may have appeared or gone)."""
         with self._lock:
-            plans = list(self._plans.values())
+            plans = dict(self._plans)
             running = self._running
-        return self._backend.apply(plans) if running else Applied()
+        if not running:
+            return Applied()
+        if recompute:
+            fresh = {cwd: plan.watch_dirs() for cwd, plan in plans.items()}
+            with self._lock:
+                self._targets.update({cwd: t for cwd, t in fresh.items() if cwd in self._plans})
+        with self._lock:
+            targets: set[tuple[str, bool]] = set().union(*self._targets.values())
+        return self._backend.apply(list(plans.values()), targets, check_stale=recompute)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -218,6 +260,8 @@ class PromptWatcher:
 
     def _ingest(self, paths: Sequence[str], is_dir: bool | None) -> None:
         now = time.monotonic()
+        if self._ignored:
+            paths = [p for p in paths if p not in self._ignored]
         with self._lock:
             if not self._running:
                 return

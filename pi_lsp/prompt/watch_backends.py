@@ -22,7 +22,7 @@ from pi_lsp.prompt.walk_limits import WalkBudget
 from pi_lsp.prompt.watch_plan import WatchPlan, iter_tree_files
 from pi_lsp.stat_poll import Snapshot, changed_paths, snapshot
 
-__all__ = ["Applied", "Backend", "PollingBackend", "Sink", "WatchdogBackend", "watchdog_available"]
+__all__ = ["Applied", "Backend", "PollingBackend", "Sink", "Targets", "WatchdogBackend", "watchdog_available"]
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,9 @@ class Applied:
     replaced: list[tuple[str, bool]] = field(default_factory=list)
 
 
+Targets = set[tuple[str, bool]]
+"""Directories to watch, each with whether recursively (:meth:`WatchPlan.watch_dirs`)."""
+
 Sink = Callable[[Sequence[str], "bool | None", str], None]
 """``sink(paths, is_dir, event_type)``; ``event_type`` is created/modified/deleted/moved/changed."""
 
@@ -52,8 +55,10 @@ class Backend(Protocol):
 
     def stop(self) -> None: ...
 
-    def apply(self, plans: Sequence[WatchPlan]) -> Applied:
-        """Watch what ``plans`` need; says which directories got a new native watch."""
+    def apply(self, plans: Sequence[WatchPlan], targets: Targets, *, check_stale: bool = True) -> Applied:
+        """Watch what ``plans`` need (``targets``: their watch directories, already computed);
+        says which directories got a new native watch. ``check_stale`` (a ``stat`` per watch)
+        looks for watched directories deleted and made again; adding roots can skip it."""
         ...
 
 
@@ -111,6 +116,7 @@ class WatchdogBackend:
         self._observer_class: Any = observers.Observer
         self._observer: Any = self._observer_class()
         self._watches: dict[tuple[str, bool], tuple[Any, tuple[int, int] | None]] = {}
+        self._failed: set[tuple[str, bool]] = set()
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -124,27 +130,27 @@ class WatchdogBackend:
         self._observer.stop()
         self._observer.join(timeout=5)
 
-    def apply(self, plans: Sequence[WatchPlan]) -> Applied:
-        targets: set[tuple[str, bool]] = set()
-        for plan in plans:
-            targets |= plan.watch_dirs()
+    def apply(self, plans: Sequence[WatchPlan], targets: Targets, *, check_stale: bool = True) -> Applied:
         recursive = {path for path, rec in targets if rec}
-        targets = {(path, rec) for path, rec in targets if rec or path not in recursive}
+        wanted = {(path, rec) for path, rec in targets if rec or path not in recursive}
         applied = Applied()
         with self._lock:
-            # A watched directory that was deleted (and maybe re-created under the same path, even
-            # the same inode number) has lost its native watch: watchdog stops that emitter.
-            live = {emitter.watch for emitter in self._observer.emitters if emitter.should_keep_running()}
-            stale = {
-                key
-                for key, (watch, identity) in self._watches.items()
-                if watch not in live or _identity(key[0]) != identity
-            }
-            for key in (set(self._watches) - targets) | stale:
+            stale: set[tuple[str, bool]] = set()
+            if check_stale:
+                # A watched directory that was deleted (and maybe re-created under the same path,
+                # even the same inode number) has lost its native watch: watchdog stops that emitter.
+                live = {e.watch for e in self._observer.emitters if e.should_keep_running()}
+                stale = {
+                    key
+                    for key, (watch, identity) in self._watches.items()
+                    if watch not in live or _identity(key[0]) != identity
+                }
+                self._failed.clear()  # retried now and then, not on every root added
+            for key in (set(self._watches) - wanted) | stale:
                 watch, _ = self._watches.pop(key)
                 with contextlib.suppress(KeyError, OSError):
                     self._observer.unschedule(watch)
-            for key in sorted(targets - set(self._watches)):
+            for key in sorted(wanted - set(self._watches) - self._failed):
                 path, rec = key
                 identity = _identity(path)
                 if rec and not _walkable(path):
@@ -156,6 +162,7 @@ class WatchdogBackend:
                     )
                 except OSError as error:
                     log.warning("cannot watch %s: %s", path, error)
+                    self._failed.add(key)
                     continue
                 self._watches[key] = (watch, identity)
                 (applied.replaced if key in stale else applied.added).append(key)
@@ -231,7 +238,7 @@ class PollingBackend:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def apply(self, plans: Sequence[WatchPlan]) -> Applied:
+    def apply(self, plans: Sequence[WatchPlan], targets: Targets, *, check_stale: bool = True) -> Applied:
         with self._lock:
             self._plans = tuple(plans)
         return Applied()

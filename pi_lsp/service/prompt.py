@@ -20,6 +20,11 @@ Domain code lives in :mod:`pi_lsp.prompt`; this service decides *for whom* and *
   their diagnostics, without duplicates.
 * ``pi/getSystemPrompt`` and hovers wait for pending root changes (:meth:`PromptService.settled`),
   so once a client has an answer, the roots it had added before are watched.
+* Root changes (sessions opened or released, folders, shutdown) are *coalesced*: one sync loop
+  runs at a time, and each pass takes in every change made before it began. A pass updates the
+  watcher in one step (only new roots are planned), marks the requests it served as settled, then
+  builds the roots that have no build yet, stopping early when another change arrives. A thousand
+  sessions with distinct cwds cost a thousand plans and builds, not a million.
 
 Everything here runs on the event loop except the builds (a two-thread executor of its own, so a
 big skill tree never delays session work) and watcher start/stop. Nothing imports pygls.
@@ -151,10 +156,15 @@ class PromptService:
         self.watcher: PromptWatcher | None = None
         self._watched: set[str] = set()
         self._states: dict[Client, ClientPromptState] = {}
-        self._sync_lock: asyncio.Lock | None = None
+        self._sync_requested = 0  # sync requests so far
+        self._sync_watched = 0  # requests whose roots the watcher has taken in
+        self._sync_dirty = False
+        self._sync_runner: asyncio.Task[Any] | None = None
+        self._watched_event = asyncio.Event()
+        self.syncs_run = 0
+        """Passes of the sync loop (each serves every request made before it started)."""
         self._root_locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._syncs: set[asyncio.Task[Any]] = set()
         self._closed = False
 
     # ------------------------------------------------------------------ helpers
@@ -177,16 +187,24 @@ class PromptService:
         return task
 
     def _spawn_sync(self) -> None:
-        task = self._spawn(self.sync())
-        if task is not None:
-            self._syncs.add(task)
-            task.add_done_callback(self._syncs.discard)
+        """Ask for a sync. Requests coalesce: one loop runs at a time and each of its passes
+        serves every request made before the pass began, so opening a thousand sessions costs a
+        few passes, not a thousand."""
+        self._sync_requested += 1
+        self._sync_dirty = True
+        if self._sync_runner is None or self._sync_runner.done():
+            self._sync_runner = self._spawn(self._sync_loop())
 
     async def settled(self) -> None:
         """Wait until roots added so far are watched (requests answer after that, so a client
-        that opened a session and asked for its prompt is sure later saves are noticed)."""
-        while pending := [task for task in self._syncs if not task.done()]:
-            await asyncio.wait(pending)
+        that opened a session and asked for its prompt is sure later saves are noticed). The
+        builds and diagnostics for new roots go on in the background."""
+        target = self._sync_requested
+        while self._sync_watched < target:
+            runner = self._sync_runner
+            if runner is None or runner.done():  # closed, or the loop failed (and logged why)
+                return
+            await self._watched_event.wait()
 
     def _done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
@@ -292,7 +310,8 @@ class PromptService:
     async def shutdown(self, client: Client) -> None:
         """``shutdown``: this client watches nothing any more (the watcher stops with the last)."""
         self._state(client).active = False
-        await self.sync()
+        self._spawn_sync()
+        await self.settled()
 
     def disconnect(self, client: Client) -> None:
         """The connection is gone: forget the client (nothing is sent to it any more)."""
@@ -313,28 +332,50 @@ class PromptService:
     # ------------------------------------------------------------------ roots, builds, diagnostics
 
     async def sync(self) -> None:
-        """Make the watcher and every client's builds match the current roots."""
+        """Make the watcher and every client's builds match the current roots (and wait for all
+        of it; requests wait only for the watcher, :meth:`settled`)."""
         if self._closed:
             return
-        if self._sync_lock is None:
-            self._sync_lock = asyncio.Lock()
-        async with self._sync_lock:
-            clients = [c for c in list(self.service.registry.clients) if c in self._states or c.open]
+        self._spawn_sync()
+        while (runner := self._sync_runner) is not None and not runner.done():
+            await asyncio.wait([runner])
+
+    def _clients(self) -> list[Client]:
+        return [c for c in list(self.service.registry.clients) if c in self._states or c.open]
+
+    async def _sync_loop(self) -> None:
+        while self._sync_dirty and not self._closed:
+            self._sync_dirty = False
+            served = self._sync_requested
+            self.syncs_run += 1
             wanted: dict[str, None] = {}
-            for client in clients:
+            for client in self._clients():
                 wanted.update(dict.fromkeys(self.roots(client)))
             await self._watch(list(wanted))
-            for client in clients:
-                state = self._state(client)
-                if not state.active:  # shut down: nothing more is sent to it
-                    state.builds.clear()
-                    state.published.clear()
-                    continue
-                roots = self.roots(client)
-                for root in [r for r in state.builds if r not in roots]:
-                    old = state.builds.pop(root)
-                    self._publish(client, state, old.files)
-                for root in roots:
+            self._sync_watched = served
+            event, self._watched_event = self._watched_event, asyncio.Event()
+            event.set()
+            await self._sync_builds()
+
+    async def _sync_builds(self) -> None:
+        """Builds (and published diagnostics) for roots that have none; stops early when a new
+        sync is asked for, whose pass picks up where this one left off."""
+        for client in self._clients():
+            state = self._state(client)
+            if not state.active:  # shut down: nothing more is sent to it
+                state.builds.clear()
+                state.published.clear()
+                continue
+            roots = self.roots(client)
+            current = set(roots)
+            for root in [r for r in state.builds if r not in current]:
+                old = state.builds.pop(root)
+                self._publish(client, state, old.files)
+            for root in roots:
+                if self._sync_dirty or self._closed:
+                    return
+                build = state.builds.get(root)
+                if build is None or build.tokenizer != client.settings.tokenizer:
                     await self.ensure_build(client, root)
 
     async def _watch(self, roots: list[str]) -> None:
@@ -358,10 +399,7 @@ class PromptService:
         self._watched = wanted
 
         def apply() -> None:
-            for root in removed:
-                watcher.remove_root(root)
-            for root in added:
-                watcher.add_root(root)
+            watcher.update_roots(added, removed)
             watcher.start()
 
         await self._in_thread(apply)

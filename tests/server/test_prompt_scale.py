@@ -1,0 +1,80 @@
+"""Many session cwds: prompt syncs are coalesced and adding a root costs the same however many are
+watched (issue 8: 1,000 sessions with distinct cwds made ``pi/getSystemPrompt`` take 108 s).
+
+Work is counted, not timed: how often a root's watch directories are computed (each is a few
+dozen ``stat`` calls) and how many sync passes run. The service runs in process on real folders
+with the real watcher.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pi_lsp.prompt.watch_plan import WatchPlan
+from pi_lsp.service.registry import Client
+from pi_lsp.service.sessions import PiService
+
+SESSIONS = 300
+
+
+@pytest.fixture
+def watch_dirs_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = WatchPlan.watch_dirs
+
+    def counting(plan: WatchPlan) -> set[tuple[str, bool]]:
+        calls.append(plan.cwd)
+        return real(plan)
+
+    monkeypatch.setattr(WatchPlan, "watch_dirs", counting)
+    return calls
+
+
+async def test_many_session_cwds_cost_linear_watch_work(tmp_path: Path, watch_dirs_calls: list[str]) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    cwds = [tmp_path / "projects" / f"p{n}" for n in range(SESSIONS)]
+    for cwd in cwds:
+        cwd.mkdir(parents=True)
+    service = PiService()
+    client = Client()
+    service.connect(client)
+    try:
+        service.prompt.initialized(client, [str(workspace)])
+        for cwd in cwds:
+            await service.new_session(
+                client, cwd=str(cwd), session_dir=None, parent_session=None, session_id=None, persist=False
+            )
+        result = await service.prompt.get_system_prompt(
+            client, str(workspace), tools=None, custom_prompt=None, append_prompt=None
+        )
+        assert result["text"]
+        watcher = service.prompt.watcher
+        assert watcher is not None and len(watcher.roots()) == SESSIONS + 1
+        # every root planned once, its watch directories found once (no re-planning per root added)
+        assert watcher.plans_made == SESSIONS + 1
+        assert len(watch_dirs_calls) <= 2 * (SESSIONS + 1)
+        await service.prompt.sync()  # the background builds finish: one per root
+        builds = service.prompt._state(client).builds
+        assert sorted(builds) == sorted([str(workspace), *map(str, cwds)])
+    finally:
+        await service.close()
+
+
+async def test_a_burst_of_root_changes_is_one_sync_pass(tmp_path: Path) -> None:
+    service = PiService()
+    client = Client()
+    service.connect(client)
+    try:
+        service.prompt.initialized(client, [str(tmp_path)])
+        await service.prompt.sync()
+        before = service.prompt.syncs_run
+        for _ in range(100):
+            service.prompt.sessions_changed()
+        await service.prompt.settled()
+        await service.prompt.sync()
+        assert service.prompt.syncs_run - before <= 2  # the burst, plus sync()'s own request
+    finally:
+        await service.close()
