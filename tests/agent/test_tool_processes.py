@@ -135,3 +135,28 @@ async def test_find_works_with_an_fd_too_old_for_pi(tmp_path: Path, monkeypatch:
     find = create_tools(["find"])[0]
     result = await find.execute("1", {"pattern": "*.py"}, ToolContext(cwd=str(root)))
     assert result.content[0]["text"] == "src/a.py"
+
+
+async def test_shell_settings_reach_bash(tmp_path: Path) -> None:
+    """pi's shellCommandPrefix runs before the command; shellPath picks the shell (missing: pi's error)."""
+    bash = create_tools(["bash"], shell_command_prefix="GREETING=prefixed")[0]
+    result = await bash.execute("1", {"command": "echo $GREETING"}, ToolContext(cwd=str(tmp_path)))
+    assert result.content[0]["text"] == "prefixed\n"
+    sh = create_tools(["bash"], shell_path="/bin/sh")[0]
+    result = await sh.execute("1", {"command": "echo $0"}, ToolContext(cwd=str(tmp_path)))
+    assert result.content[0]["text"] == "/bin/sh\n"
+    missing = create_tools(["bash"], shell_path=str(tmp_path / "no-shell"))[0]
+    with pytest.raises(ToolError, match="Custom shell path not found: "):
+        await missing.execute("1", {"command": "true"}, ToolContext(cwd=str(tmp_path)))
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [("grep", {"pattern": "x"}), ("find", {"pattern": "*"}), ("ls", {}), ("read", {"path": "f"})],
+)
+async def test_read_only_tools_honour_an_abort(tmp_path: Path, tool: str, args: dict[str, object]) -> None:
+    (tmp_path / "f").write_text("x")
+    ctx = ToolContext(cwd=str(tmp_path))
+    ctx.abort.set()
+    with pytest.raises(ToolError, match=r"^Operation aborted$"):
+        await create_tools([tool])[0].execute("1", dict(args), ctx)
