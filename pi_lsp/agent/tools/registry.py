@@ -28,10 +28,22 @@ _FACTORIES: dict[str, Callable[[], Tool]] = {
 }
 
 
-def create_tools(names: Sequence[str] = DEFAULT_TOOL_NAMES) -> list[Tool]:
-    """Fresh tool objects for ``names`` in the given order; an unknown name is a ValueError."""
+def create_tools(
+    names: Sequence[str] = DEFAULT_TOOL_NAMES,
+    *,
+    shell_path: str | None = None,
+    shell_command_prefix: str | None = None,
+) -> list[Tool]:
+    """Fresh tool objects for ``names`` in the given order; an unknown name is a ValueError.
+
+    ``shell_path`` / ``shell_command_prefix`` are pi's ``shellPath`` / ``shellCommandPrefix``
+    settings, used by bash.
+    """
     tools: list[Tool] = []
     for name in names:
+        if name == "bash":
+            tools.append(BashTool(shell_path=shell_path, command_prefix=shell_command_prefix))
+            continue
         factory = _FACTORIES.get(name)
         if factory is None:
             raise ValueError(f"Unknown tool name: {name}")

@@ -41,46 +41,44 @@ def to_fixed(value: float, digits: int) -> str:
 
 def _record(
     content: str,
-    *,
-    truncated: bool,
     truncated_by: str | None,
-    total_lines: int,
-    total_bytes: int,
-    output_lines: int,
-    output_bytes: int,
-    last_line_partial: bool,
-    first_line_exceeds_limit: bool,
-    max_lines: int,
-    max_bytes: int,
+    lines: tuple[int, int],
+    sizes: tuple[int, int],
+    limits: tuple[int, int],
+    *,
+    last_line_partial: bool = False,
+    first_line_exceeds_limit: bool = False,
 ) -> Truncation:
+    """pi's truncation record; ``lines``/``sizes`` are (total, output), ``limits`` (lines, bytes)."""
     return {
         "content": content,
-        "truncated": truncated,
+        "truncated": truncated_by is not None,
         "truncatedBy": truncated_by,
-        "totalLines": total_lines,
-        "totalBytes": total_bytes,
-        "outputLines": output_lines,
-        "outputBytes": output_bytes,
+        "totalLines": lines[0],
+        "totalBytes": sizes[0],
+        "outputLines": lines[1],
+        "outputBytes": sizes[1],
         "lastLinePartial": last_line_partial,
         "firstLineExceedsLimit": first_line_exceeds_limit,
-        "maxLines": max_lines,
-        "maxBytes": max_bytes,
+        "maxLines": limits[0],
+        "maxBytes": limits[1],
     }
 
 
-def _untouched(content: str, lines: int, size: int, max_lines: int, max_bytes: int) -> Truncation:
+def _cut(
+    kept: list[str],
+    used: int,
+    by: str,
+    total: tuple[int, int],
+    limits: tuple[int, int],
+    partial: bool = False,
+) -> Truncation:
+    """The record of a truncated text made of ``kept`` (``used`` bytes counted on the way)."""
+    if len(kept) >= limits[0] and used <= limits[1]:
+        by = "lines"
+    output = "\n".join(kept)
     return _record(
-        content,
-        truncated=False,
-        truncated_by=None,
-        total_lines=lines,
-        total_bytes=size,
-        output_lines=lines,
-        output_bytes=size,
-        last_line_partial=False,
-        first_line_exceeds_limit=False,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
+        output, by, (total[0], len(kept)), (total[1], utf8_len(output)), limits, last_line_partial=partial
     )
 
 
@@ -90,22 +88,11 @@ def truncate_head(
     """Keep the first lines that fit; never cuts inside a line (file reads, search results)."""
     total_bytes = utf8_len(content)
     lines = content.split("\n")
+    total, limits = (len(lines), total_bytes), (max_lines, max_bytes)
     if len(lines) <= max_lines and total_bytes <= max_bytes:
-        return _untouched(content, len(lines), total_bytes, max_lines, max_bytes)
+        return _record(content, None, (len(lines), len(lines)), (total_bytes, total_bytes), limits)
     if utf8_len(lines[0]) > max_bytes:
-        return _record(
-            "",
-            truncated=True,
-            truncated_by="bytes",
-            total_lines=len(lines),
-            total_bytes=total_bytes,
-            output_lines=0,
-            output_bytes=0,
-            last_line_partial=False,
-            first_line_exceeds_limit=True,
-            max_lines=max_lines,
-            max_bytes=max_bytes,
-        )
+        return _record("", "bytes", (len(lines), 0), (total_bytes, 0), limits, first_line_exceeds_limit=True)
     kept: list[str] = []
     used = 0
     by = "lines"
@@ -116,22 +103,7 @@ def truncate_head(
             break
         kept.append(line)
         used += size
-    if len(kept) >= max_lines and used <= max_bytes:
-        by = "lines"
-    output = "\n".join(kept)
-    return _record(
-        output,
-        truncated=True,
-        truncated_by=by,
-        total_lines=len(lines),
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=utf8_len(output),
-        last_line_partial=False,
-        first_line_exceeds_limit=False,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+    return _cut(kept, used, by, total, limits)
 
 
 def truncate_tail(
@@ -140,9 +112,10 @@ def truncate_tail(
     """Keep the last lines that fit (command output); a single huge last line is cut at its end."""
     total_bytes = utf8_len(content)
     lines = content.split("\n")
+    total, limits = (len(lines), total_bytes), (max_lines, max_bytes)
     if len(lines) <= max_lines and total_bytes <= max_bytes:
-        return _untouched(content, len(lines), total_bytes, max_lines, max_bytes)
-    kept: list[str] = []
+        return _record(content, None, (len(lines), len(lines)), (total_bytes, total_bytes), limits)
+    kept: list[str] = []  # newest first while collecting
     used = 0
     by = "lines"
     partial = False
@@ -154,28 +127,14 @@ def truncate_tail(
             by = "bytes"
             if not kept:
                 tail = tail_bytes(line, max_bytes)
-                kept.insert(0, tail)
+                kept.append(tail)
                 used = utf8_len(tail)
                 partial = True
             break
-        kept.insert(0, line)
+        kept.append(line)
         used += size
-    if len(kept) >= max_lines and used <= max_bytes:
-        by = "lines"
-    output = "\n".join(kept)
-    return _record(
-        output,
-        truncated=True,
-        truncated_by=by,
-        total_lines=len(lines),
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=utf8_len(output),
-        last_line_partial=partial,
-        first_line_exceeds_limit=False,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+    kept.reverse()
+    return _cut(kept, used, by, total, limits, partial)
 
 
 def tail_bytes(text: str, max_bytes: int) -> str:
