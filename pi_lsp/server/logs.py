@@ -25,3 +25,7 @@ def configure_logging(level: str = "info", log_file: str | None = None) -> None:
     logging.getLogger("pygls").setLevel(
         numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING)
     )
+    # watchdog narrates every file event at DEBUG, including those of the log file itself when it
+    # lies in a watched folder: each line would cause the next (megabytes a second, idle). The
+    # prompt watcher ignores the log file's events (pi_lsp.prompt.watch); this keeps the library quiet.
+    logging.getLogger("watchdog").setLevel(max(numeric, logging.WARNING))

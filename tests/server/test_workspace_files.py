@@ -119,3 +119,23 @@ async def test_endless_and_huge_prompt_files_are_skipped(tmp_path: Path) -> None
         listed = await client.request("pi/listSkills", {"cwd": str(ws)}, timeout=ANSWER_S)
         assert [s["name"] for s in listed["skills"]] == ["fine"]
 
+
+
+async def test_a_debug_log_inside_a_watched_folder_does_not_feed_itself(tmp_path: Path) -> None:
+    """The log file lies in a skills folder (watched recursively) under a name the watcher takes for
+    a prompt file (``*.md``); at debug level every event and rebuild is logged. Idle, the server
+    must neither rebuild the prompt nor keep writing its log."""
+    ws = workspace(tmp_path)
+    (ws / ".pi" / "skills").mkdir()
+    log = ws / ".pi" / "skills" / "debug.md"
+    async with raw_server(tmp_path, "--log-file", str(log), "--log-level", "debug") as client:
+        await initialize(client, ws)
+        await client.request("pi/getSystemPrompt", {"cwd": str(ws)}, timeout=ANSWER_S)
+        await asyncio.sleep(0.5)  # the watcher's debounce and any rebuild it started
+        size = log.stat().st_size
+        await asyncio.sleep(1.5)
+        idle = log.stat().st_size - size
+        changed = [m for m in client.drain_notifications() if m.get("method") == "pi/systemPromptChanged"]
+        assert changed == []  # nothing changed but the log, which is not a prompt file
+        assert idle < 4096, log.read_text()[-2000:]
+        assert str(log) not in log.read_text()  # no event about the log file was ever logged
