@@ -52,3 +52,15 @@ async def start_network_server(
     match = ANNOUNCE.search(line)
     assert match, line
     return NetworkServer(process, match.group(2).decode(), int(match.group(3)), match.group(4).decode(), line)
+
+
+def run_server(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``pi-lsp ARGS`` to completion (for start-ups that must fail), stdin closed."""
+    return subprocess.run(
+        [*SERVER, *args],
+        env=server_env(tmp_path / "agent"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )

@@ -20,7 +20,7 @@ import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError
 from tests.server.conftest import SERVER, assistant, server_env, user
-from tests.server.network_support import NetworkServer, start_network_server
+from tests.server.network_support import NetworkServer, run_server, start_network_server
 
 needs_websockets = pytest.mark.skipif(
     importlib.util.find_spec("websockets") is None, reason="websockets is not installed"
@@ -185,14 +185,7 @@ async def test_token_from_the_environment_and_never_logged(tmp_path: Path) -> No
 
 
 def test_non_loopback_bind_needs_allow_remote(tmp_path: Path) -> None:
-    refused = subprocess.run(
-        [*SERVER, "--tcp", "0.0.0.0:0"],
-        env=server_env(tmp_path / "agent"),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        stdin=subprocess.DEVNULL,
-    )
+    refused = run_server(tmp_path, "--tcp", "0.0.0.0:0")
     assert refused.returncode == 2 and "--allow-remote" in refused.stderr
     assert "listening" not in refused.stderr
     allowed = subprocess.Popen(

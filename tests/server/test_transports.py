@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import subprocess
 from pathlib import Path
 
 import orjson
 import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError
-from tests.server.conftest import SERVER, server_env, user
-from tests.server.network_support import start_network_server
+from tests.server.conftest import user
+from tests.server.network_support import run_server, start_network_server
 
 
 async def test_tcp_clients_share_sessions_but_not_the_active_one(tmp_path: Path) -> None:
@@ -87,12 +86,5 @@ async def test_websocket_transport(tmp_path: Path) -> None:
 
 
 def test_ws_without_websockets_or_bad_address_fails_cleanly(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [*SERVER, "--tcp", "nonsense"],
-        env=server_env(tmp_path / "agent"),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        stdin=subprocess.DEVNULL,
-    )
+    result = run_server(tmp_path, "--tcp", "nonsense")
     assert result.returncode != 0 and "HOST:PORT" in result.stderr
