@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
 
+from pi_lsp.service import settings as settings_module
 from pi_lsp.service.settings import Settings, deep_merge
 
 
@@ -56,3 +60,51 @@ def test_session_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(tmp_path / "env"))
     assert settings.resolve_session_dir("/work/project") == tmp_path / "env"
     assert settings.resolve_session_dir("/work/project", str(tmp_path / "req")) == tmp_path / "req"
+
+
+async def test_a_settings_read_that_hangs_is_abandoned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A settings file on a hung mount: the read runs in a worker, and after the timeout the
+    settings stay as they were (the event loop was never blocked)."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    release = threading.Event()
+    real = settings_module.read_settings_files
+
+    def hung(cwd: str | None) -> dict[str, object]:
+        release.wait(10)
+        return real(cwd)
+
+    monkeypatch.setattr(settings_module, "read_settings_files", hung)
+    settings = Settings(load=False)
+    settings.set_initialization_options({"pi": {"contextWindow": 4321}})
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    running = asyncio.ensure_future(ticker())
+    try:
+        await settings.reload_files_async(timeout=0.3)
+    finally:
+        running.cancel()
+        release.set()
+    assert ticks >= 5  # the loop kept running while the read hung
+    assert settings.context_window == 4321
+    assert "took over" in caplog.text
+
+
+async def test_a_fifo_project_settings_file_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps({"contextWindow": 777}))
+    (tmp_path / "ws" / ".pi").mkdir(parents=True)
+    os.mkfifo(tmp_path / "ws" / ".pi" / "settings.json")
+    settings = Settings(load=False)
+    await settings.set_cwd(str(tmp_path / "ws"))
+    assert settings.context_window == 777  # the global file still applies

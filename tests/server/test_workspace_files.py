@@ -120,7 +120,6 @@ async def test_endless_and_huge_prompt_files_are_skipped(tmp_path: Path) -> None
         assert [s["name"] for s in listed["skills"]] == ["fine"]
 
 
-
 async def test_a_debug_log_inside_a_watched_folder_does_not_feed_itself(tmp_path: Path) -> None:
     """The log file lies in a skills folder (watched recursively) under a name the watcher takes for
     a prompt file (``*.md``); at debug level every event and rebuild is logged. Idle, the server
