@@ -32,6 +32,7 @@ from pi_lsp.secrets import redact, register_secret
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; load it on first use only
     import anthropic
+    import httpx2
 
 DEFAULT_MODEL: Final = "claude-sonnet-4-5"
 PI_API_VERSION: Final = "2023-06-01"  # what pi's JavaScript SDK sends
@@ -182,12 +183,11 @@ class AnthropicClient:
         if self._api_key is None:
             raise ModelError("No Anthropic API key configured (set ANTHROPIC_API_KEY)", None, False)
         if self._client is None:
-            import anthropic
             import httpx2
 
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key,
-                base_url=self._base_url,
+            self._client = create_async_client(
+                self._api_key,
+                self._base_url,
                 max_retries=0,
                 timeout=httpx2.Timeout(self.timeout, connect=self.connect_timeout),
             )
@@ -384,7 +384,7 @@ def create_async_client(
     base_url: str | None = None,
     *,
     max_retries: int = 2,
-    timeout: float = 600.0,
+    timeout: float | httpx2.Timeout = 600.0,
 ) -> anthropic.AsyncAnthropic:
     """An SDK client for agent runs, configured as pi's: the SDK's own retries (2 by default, pi's
     ``retry.provider.maxRetries``) and its 600 s timeout (``retry.provider.timeoutMs``).
