@@ -107,7 +107,10 @@ class _Assembler:
         self.output = output
         self.emit = on_event
         self.open_blocks: dict[int, int] = {}  # Anthropic block index → content index
-        self.partial_json: dict[int, str] = {}  # content index → tool-call JSON so far
+        # content index → tool-call JSON so far; parsed when the block ends (or the call fails)
+        # rather than after every delta as pi does: the result is the same, without the
+        # quadratic cost of re-parsing a long argument on each small delta
+        self.partial_json: dict[int, list[str]] = {}
         self.saw_start = False
         self.saw_stop = False
 
@@ -168,8 +171,6 @@ class _Assembler:
         self.content.append(new)
         position = len(self.content) - 1
         self.open_blocks.setdefault(index, position)
-        if kind == "tool_use":
-            self.partial_json[position] = ""
         self.emit({"type": event, "contentIndex": position})
 
     def _block_delta(self, index: int, delta: dict[str, Any]) -> None:
@@ -185,8 +186,7 @@ class _Assembler:
             block["thinking"] += delta["thinking"]
             self.emit({"type": "thinking_delta", "contentIndex": position, "delta": delta["thinking"]})
         elif kind == "input_json_delta" and block_type == "toolCall":
-            self.partial_json[position] += delta["partial_json"]
-            block["arguments"] = parse_streaming_json(self.partial_json[position])
+            self.partial_json.setdefault(position, []).append(delta["partial_json"])
             self.emit({"type": "toolcall_delta", "contentIndex": position, "delta": delta["partial_json"]})
         elif kind == "signature_delta" and block_type == "thinking":
             block["thinkingSignature"] = (block.get("thinkingSignature") or "") + delta["signature"]
@@ -201,8 +201,14 @@ class _Assembler:
         elif block["type"] == "thinking":
             self.emit({"type": "thinking_end", "contentIndex": position, "content": block["thinking"]})
         elif block["type"] == "toolCall":
-            block["arguments"] = parse_streaming_json(self.partial_json.pop(position, ""))
+            block["arguments"] = parse_streaming_json("".join(self.partial_json.pop(position, [])))
             self.emit({"type": "toolcall_end", "contentIndex": position, "toolCall": block})
+
+    def settle_arguments(self) -> None:
+        """Give tool calls cut off mid-stream the arguments parsed from what arrived."""
+        for position, pieces in self.partial_json.items():
+            self.content[position]["arguments"] = parse_streaming_json("".join(pieces))
+        self.partial_json.clear()
 
     def _message_delta(self, event: dict[str, Any]) -> None:
         reason = (event.get("delta") or {}).get("stop_reason")
@@ -381,6 +387,7 @@ async def stream_assistant_message(
     failure = (
         ABORTED_BEFORE_RESPONSE if abort.is_set() else await _run(client, request, assembler, phase, abort)
     )
+    assembler.settle_arguments()
     if failure is None and output["stopReason"] in ("aborted", "error"):
         failure = UNKNOWN_ERROR
     if failure is None:
