@@ -129,6 +129,12 @@ class PromptWatcher:
         with self._lock:
             return list(self._plans)
 
+    def roots_covering(self, path: str) -> set[str]:
+        """The roots whose prompt a file at ``path`` can be part of."""
+        path = os.path.normpath(path)
+        with self._lock:
+            return {cwd for cwd, plan in self._plans.items() if plan.relevant(path, False)}
+
     def add_root(self, cwd: str) -> None:
         """Start watching the prompt inputs of ``cwd`` (a workspace folder or session cwd)."""
         self.update_roots([cwd])

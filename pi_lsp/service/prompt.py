@@ -500,16 +500,27 @@ class PromptService:
 
         Only Markdown files can feed the prompt, so any other hover costs nothing. The builds kept
         for the client's roots answer first; a Markdown file they do not know may have been created
-        within the watcher's debounce time, so the roots are then rebuilt once to be sure.
+        within the watcher's debounce time, so the roots whose prompt it can be part of (all of
+        them when nothing is watched) are then rebuilt once to be sure. With a thousand session
+        roots, a hover on some README rebuilds none of them.
         """
         if not path.lower().endswith(".md"):
             return None
         path = os.path.normpath(os.path.abspath(path))
         await self.settled()
-        for fresh in (False, True):
-            for root in self.roots(client):
-                build = await self.ensure_build(client, root, fresh=fresh)
+        roots = self.roots(client)
+        state = self._state(client)
+        for root in roots:
+            build = state.builds.get(root)
+            if build is not None and build.tokenizer == client.settings.tokenizer:
                 text = build.hover_text(path)
+                if text is not None:
+                    return text
+        watcher = self.watcher
+        covering = watcher.roots_covering(path) if watcher is not None else set(roots)
+        for root in roots:
+            if root in covering:
+                text = (await self.ensure_build(client, root, fresh=True)).hover_text(path)
                 if text is not None:
                     return text
         return None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pi_lsp.prompt.assemble import PromptResult
 from pi_lsp.prompt.watch_plan import WatchPlan
 from pi_lsp.service.registry import Client
 from pi_lsp.service.sessions import PiService
@@ -59,6 +60,27 @@ async def test_many_session_cwds_cost_linear_watch_work(tmp_path: Path, watch_di
         await service.prompt.sync()  # the background builds finish: one per root
         builds = service.prompt._state(client).builds
         assert sorted(builds) == sorted([str(workspace), *map(str, cwds)])
+        # a hover on a Markdown file no root's prompt can contain rebuilds nothing; one on a
+        # new skill of one root rebuilds that root only
+        assembled: list[str] = []
+        real_assemble = service.prompt._assemble
+
+        async def counting(root: str, tokenizer_name: str) -> PromptResult:
+            assembled.append(root)
+            return await real_assemble(root, tokenizer_name)
+
+        service.prompt._assemble = counting  # type: ignore[method-assign]
+        readme = tmp_path / "elsewhere" / "README.md"
+        readme.parent.mkdir()
+        readme.write_text("# Not a prompt file\n")
+        assert await service.prompt.hover(client, str(readme)) is None
+        assert assembled == []
+        skill = cwds[7] / ".pi" / "skills" / "fresh" / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        skill.write_text("---\nname: fresh\ndescription: Just written.\n---\nBody.\n")
+        text = await service.prompt.hover(client, str(skill))
+        assert text is not None and "skill `fresh`" in text
+        assert assembled == [str(cwds[7])]
     finally:
         await service.close()
 
