@@ -6,8 +6,6 @@ so each editor gets its own protocol, settings and active session while sessions
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import logging
 from typing import Any
 
@@ -20,17 +18,15 @@ from pi_lsp import __version__
 from pi_lsp.paths import uri_to_path
 from pi_lsp.secrets import redact
 from pi_lsp.server import documents, prompt_features
-from pi_lsp.server.handlers import METHODS, Context, Handler
+from pi_lsp.server.context import Context, Handler
+from pi_lsp.server.handlers import METHODS
 from pi_lsp.server.params import Params
 from pi_lsp.server.protocol import PiProtocol
+from pi_lsp.service.build import PiService
+from pi_lsp.service.notifications import handling
 from pi_lsp.service.registry import Client
-from pi_lsp.service.sessions import PiService
 
 log = logging.getLogger(__name__)
-
-# The client whose request the current task is handling (notifications to it wait for the response).
-_handling: contextvars.ContextVar[Client | None] = contextvars.ContextVar("pi_lsp_handling", default=None)
-
 
 class PiLanguageServer(LanguageServer):
     """pygls' server with errors outside requests logged rather than shown as editor pop-ups."""
@@ -44,22 +40,9 @@ class PiLanguageServer(LanguageServer):
         log.error("%s: %s", getattr(source, "__name__", source), redact(str(error)))
 
 
-def _notifier(protocol: PiProtocol, client: Client) -> Any:
-    """Send a notification; one caused by this client's own request goes out after the response."""
-
-    def notify(method: str, params: dict[str, Any]) -> None:
-        task = asyncio.current_task()
-        if task is not None and _handling.get() is client and not task.done():
-            task.add_done_callback(lambda _task: protocol.notify(method, params))
-        else:
-            protocol.notify(method, params)
-
-    return notify
-
-
 def _bind(ctx: Context, handler: Handler) -> Any:
     async def handle(params: Any) -> Any:
-        _handling.set(ctx.client)
+        handling(ctx.client)  # its notifications wait for the response (service/notifications.py)
         return await handler(ctx, Params(params))
 
     return handle
@@ -87,7 +70,7 @@ def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client
         max_workers=2,
     )
     client = Client()
-    client.notify = _notifier(server.protocol, client)
+    client.notify = server.protocol.notify  # the raw sink; services send through notifications.send
     client.request = lambda method, params: server.protocol.send_request_async(method, params)
     ctx = Context(service, client)
     service.connect(client)

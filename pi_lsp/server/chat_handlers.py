@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pi_lsp.server.context import Context, Handler
 from pi_lsp.server.params import Params
 from pi_lsp.service.errors import InvalidParams
-
-if TYPE_CHECKING:
-    from pi_lsp.server.handlers import Context, Handler
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 

@@ -6,35 +6,23 @@ request had none) wrapped in :class:`Params`, and the per-connection :class:`Con
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
 from pi_lsp.server.chat_handlers import CHAT_METHODS
+from pi_lsp.server.context import Context, Handler
 from pi_lsp.server.params import Params
-from pi_lsp.server.prompt_features import get_system_prompt, list_skills
 from pi_lsp.server.reserved import RESERVED_METHODS
 from pi_lsp.service import entries as ops
 from pi_lsp.service.errors import InvalidParams, NotAvailable
 from pi_lsp.service.progress import Progress
-from pi_lsp.service.registry import Client
-from pi_lsp.service.sessions import PiService
-
-
-@dataclass(eq=False)
-class Context:
-    service: PiService
-    client: Client
-
-
-Handler = Callable[[Context, Params], Awaitable[Any]]
+from pi_lsp.service.prompt import resolve_cwd
 
 # ------------------------------------------------------------------------------ Sessions
 
 
 async def new_session(ctx: Context, p: Params) -> Any:
-    return await ctx.service.new_session(
+    return await ctx.service.sessions.new_session(
         ctx.client,
         cwd=p.opt_string("cwd"),
         session_dir=p.opt_string("sessionDir"),
@@ -45,15 +33,15 @@ async def new_session(ctx: Context, p: Params) -> Any:
 
 
 async def open_session(ctx: Context, p: Params) -> Any:
-    return await ctx.service.open_session(ctx.client, p.nonempty_string("path"))
+    return await ctx.service.sessions.open_session(ctx.client, p.nonempty_string("path"))
 
 
 async def continue_recent(ctx: Context, p: Params) -> Any:
-    return await ctx.service.continue_recent(ctx.client, p.opt_string("cwd"))
+    return await ctx.service.sessions.continue_recent(ctx.client, p.opt_string("cwd"))
 
 
 async def list_sessions(ctx: Context, p: Params) -> Any:
-    return await ctx.service.list_sessions(
+    return await ctx.service.sessions.list_sessions(
         ctx.client,
         cwd=p.opt_string("cwd"),
         all_projects=p.opt_bool("all", False),
@@ -63,19 +51,20 @@ async def list_sessions(ctx: Context, p: Params) -> Any:
 
 
 async def fork_session(ctx: Context, p: Params) -> Any:
-    return await ctx.service.fork_session(ctx.client, p.nonempty_string("sourcePath"), p.opt_string("cwd"))
+    source = p.nonempty_string("sourcePath")
+    return await ctx.service.sessions.fork_session(ctx.client, source, p.opt_string("cwd"))
 
 
 async def branch_to_new_session(ctx: Context, p: Params) -> Any:
-    return await ctx.service.branch_to_new_session(ctx.client, p.session(), p.string("entryId"))
+    return await ctx.service.sessions.branch_to_new_session(ctx.client, p.session(), p.string("entryId"))
 
 
 async def get_session_state(ctx: Context, p: Params) -> Any:
-    return await ctx.service.get_state(ctx.client, p.session())
+    return await ctx.service.sessions.get_state(ctx.client, p.session())
 
 
 async def close_session(ctx: Context, p: Params) -> Any:
-    return await ctx.service.close_session(ctx.client, p.session())
+    return await ctx.service.sessions.close_session(ctx.client, p.session())
 
 
 # ------------------------------------------------------------------------------ Entries and the tree
@@ -83,31 +72,31 @@ async def close_session(ctx: Context, p: Params) -> Any:
 
 async def append_entry(ctx: Context, p: Params) -> Any:
     entry = p.obj("entry")
-    return await ctx.service.append_entry(ctx.client, p.session(), entry)
+    return await ctx.service.sessions.append_entry(ctx.client, p.session(), entry)
 
 
 async def get_entry(ctx: Context, p: Params) -> Any:
-    return await ctx.service.call(ctx.client, p.session(), ops.get_entry, p.string("id"), writes=False)
+    return await ctx.service.host.call(ctx.client, p.session(), ops.get_entry, p.string("id"), writes=False)
 
 
 async def get_entries(ctx: Context, p: Params) -> Any:
     offset, limit = ops.page_bounds(p.opt_int("offset"), p.opt_int("limit"))
-    return await ctx.service.call(ctx.client, p.session(), ops.get_entries, offset, limit, writes=False)
+    return await ctx.service.host.call(ctx.client, p.session(), ops.get_entries, offset, limit, writes=False)
 
 
 async def get_branch(ctx: Context, p: Params) -> Any:
     from_id = p.nullable_string("fromId")
-    return await ctx.service.call(ctx.client, p.session(), ops.get_branch, from_id, writes=False)
+    return await ctx.service.host.call(ctx.client, p.session(), ops.get_branch, from_id, writes=False)
 
 
 async def get_tree(ctx: Context, p: Params) -> Any:
     flat = p.opt_choice("format", ("nested", "flat"), "nested") == "flat"
-    return await ctx.service.call(ctx.client, p.session(), ops.get_tree, flat, writes=False)
+    return await ctx.service.host.call(ctx.client, p.session(), ops.get_tree, flat, writes=False)
 
 
 async def set_leaf(ctx: Context, p: Params) -> Any:
     entry_id = p.nullable_string("id", required=True)
-    return await ctx.service.call(ctx.client, p.session(), ops.set_leaf, entry_id, writes=True)
+    return await ctx.service.host.call(ctx.client, p.session(), ops.set_leaf, entry_id, writes=True)
 
 
 async def navigate(ctx: Context, p: Params) -> Any:
@@ -117,22 +106,24 @@ async def navigate(ctx: Context, p: Params) -> Any:
     replace = p.opt_bool("replaceInstructions", False)
     label = p.opt_string("label")
     if summarize:
-        return await ctx.service.compaction.navigate_with_summary(
+        return await ctx.service.branch_summary.navigate_with_summary(
             ctx.client, p.session(), target, instructions, replace, label
         )
-    return await ctx.service.call(ctx.client, p.session(), ops.navigate, target, False, label, writes=True)
+    return await ctx.service.host.call(
+        ctx.client, p.session(), ops.navigate, target, False, label, writes=True
+    )
 
 
 async def set_label(ctx: Context, p: Params) -> Any:
     target = p.string("targetId")
     label = p.nullable_string("label")
-    return await ctx.service.call(
+    return await ctx.service.host.call(
         ctx.client, p.session(), ops.set_label, target, label if isinstance(label, str) else None, writes=True
     )
 
 
 async def set_session_name(ctx: Context, p: Params) -> Any:
-    return await ctx.service.call(
+    return await ctx.service.host.call(
         ctx.client, p.session(), ops.set_session_name, p.string("name"), writes=True
     )
 
@@ -141,7 +132,7 @@ async def set_session_name(ctx: Context, p: Params) -> Any:
 
 
 async def build_context(ctx: Context, p: Params) -> Any:
-    return await ctx.service.build_context(ctx.client, p.session(), p.nullable_string("leafId"))
+    return await ctx.service.sessions.build_context(ctx.client, p.session(), p.nullable_string("leafId"))
 
 
 # ------------------------------------------------------------------------------ Compaction
@@ -159,6 +150,36 @@ async def compact(ctx: Context, p: Params) -> Any:
         raise InvalidParams("workDoneToken must be a string or an integer", {"field": "workDoneToken"})
     progress = Progress(ctx.client, token)
     return await ctx.service.compaction.compact(ctx.client, p.session(), instructions, progress)
+
+
+# ------------------------------------------------------------------------------ System prompt
+
+
+async def get_system_prompt(ctx: Context, p: Params) -> Any:
+    prompt = ctx.service.prompt
+    cwd = prompt.request_cwd(ctx.client, p.session(), p.opt_string("cwd"))
+    return await prompt.get_system_prompt(
+        ctx.client,
+        cwd,
+        tools=_opt_string_list(p, "tools"),
+        custom_prompt=p.opt_string("customPrompt"),
+        append_prompt=p.opt_string("appendPrompt"),
+    )
+
+
+async def list_skills(ctx: Context, p: Params) -> Any:
+    cwd = p.opt_string("cwd")  # default: the first workspace folder (not the active session's cwd)
+    where = resolve_cwd(cwd, ctx.client) if cwd is not None else ctx.client.default_cwd
+    return await ctx.service.prompt.list_skills(ctx.client, where)
+
+
+def _opt_string_list(p: Params, name: str) -> list[str] | None:
+    value = p.data.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise InvalidParams(f"{name} must be an array of strings", {"field": name})
+    return list(value)
 
 
 def _opt_nonempty(p: Params, name: str) -> str | None:

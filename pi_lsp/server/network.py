@@ -35,7 +35,7 @@ from pi_lsp.server.outbox import BoundedOutbox
 from pi_lsp.server.transport import dispatch, import_server
 
 if TYPE_CHECKING:
-    from pi_lsp.service.sessions import PiService
+    from pi_lsp.service.build import PiService
 
 log = logging.getLogger(__name__)
 
@@ -221,9 +221,9 @@ def serve_tcp(address: str, options: NetworkOptions) -> int:
 
 
 async def _tcp_main(host: str, port: int, options: NetworkOptions) -> int:
-    from pi_lsp.service.sessions import PiService
+    from pi_lsp.service.build import build_service
 
-    service = PiService()
+    service = build_service()
 
     async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         link = _TcpLink(reader, writer)
@@ -288,9 +288,9 @@ def serve_ws(address: str, options: NetworkOptions) -> int:
 async def _ws_main(
     host: str, port: int, options: NetworkOptions, serve: Any, connection_closed: type[Exception]
 ) -> int:
-    from pi_lsp.service.sessions import PiService
+    from pi_lsp.service.build import build_service
 
-    service = PiService()
+    service = build_service()
     loopback = is_loopback_host(host)
 
     def screen(connection: Any, request: Any) -> Any:

@@ -1,60 +1,26 @@
-"""pygls glue for the system prompt: the two pi/ handlers and the LSP features around them.
+"""pygls glue for the system prompt's LSP features; the logic lives in ``service.prompt``.
 
-The logic lives in :class:`pi_lsp.service.prompt.PromptService` (``service.prompt``); this module
-only validates params and connects LSP messages to it:
-
-* ``pi/getSystemPrompt`` and ``pi/listSkills`` (listed in ``handlers.METHODS``);
 * ``initialized`` starts server-side watching of the client's workspace folders and publishes the
   diagnostics of their prompt files; ``workspace/didChangeWorkspaceFolders`` adds/removes roots;
   ``shutdown`` stops this client's watching;
 * ``textDocument/hover`` on a context file, SYSTEM.md/APPEND_SYSTEM.md or a skill file says how
   many tokens it adds to the system prompt (``null`` for any other file);
 * ``workspace/didChangeWatchedFiles`` is handled in ``app.py`` and forwards its paths here.
+
+The two ``pi/`` methods (``pi/getSystemPrompt``, ``pi/listSkills``) are in ``handlers.py`` with
+every other ``pi/`` method.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
 from pi_lsp.paths import uri_to_path
-from pi_lsp.service.errors import InvalidParams
-from pi_lsp.service.prompt import resolve_cwd
-
-if TYPE_CHECKING:
-    from pygls.lsp.server import LanguageServer
-
-    from pi_lsp.server.handlers import Context
-    from pi_lsp.server.params import Params
-
-
-def _opt_string_list(p: Params, name: str) -> list[str] | None:
-    value = p.data.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise InvalidParams(f"{name} must be an array of strings", {"field": name})
-    return list(value)
-
-
-async def get_system_prompt(ctx: Context, p: Params) -> Any:
-    prompt = ctx.service.prompt
-    cwd = prompt.request_cwd(ctx.client, p.session(), p.opt_string("cwd"))
-    return await prompt.get_system_prompt(
-        ctx.client,
-        cwd,
-        tools=_opt_string_list(p, "tools"),
-        custom_prompt=p.opt_string("customPrompt"),
-        append_prompt=p.opt_string("appendPrompt"),
-    )
-
-
-async def list_skills(ctx: Context, p: Params) -> Any:
-    cwd = p.opt_string("cwd")  # default: the first workspace folder (not the active session's cwd)
-    where = resolve_cwd(cwd, ctx.client) if cwd is not None else ctx.client.default_cwd
-    return await ctx.service.prompt.list_skills(ctx.client, where)
+from pi_lsp.server.context import Context
 
 
 def watched_files(ctx: Context, uris: Sequence[str]) -> None:

@@ -138,9 +138,9 @@ async def _stdio_main(stdin: FdReader, writer: _StdoutWriter, first: bytes | Non
     import asyncio
 
     from pi_lsp.server.app import create_language_server
-    from pi_lsp.service.sessions import PiService
+    from pi_lsp.service.build import build_service
 
-    service = PiService()
+    service = build_service()
     server, _client = create_language_server(service)
     protocol = server.protocol
     protocol.set_writer(writer)

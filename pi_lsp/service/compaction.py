@@ -1,4 +1,4 @@
-"""Compaction for open sessions: context usage, dry runs, summaries, branch summaries, auto-compaction.
+"""Compaction for open sessions: context usage, dry runs, summaries and auto-compaction.
 
 The domain lives in :mod:`pi_lsp.compaction` (what to summarise, token counts) and
 :mod:`pi_lsp.llm` (writing the summary); this module runs it on open sessions the way pi's
@@ -16,21 +16,20 @@ The domain lives in :mod:`pi_lsp.compaction` (what to summarise, token counts) a
   and the compaction runs in the background, announced by ``pi/compactionStarted`` /
   ``pi/compactionEnded``. The server does not run the agent loop, so "retry after overflow" is
   left to the client: the end notification carries ``willRetry: true``.
-* **branch summaries** — ``pi/navigate`` with ``summarize`` summarises the abandoned branch and
-  appends the ``branch_summary`` (pi's ``navigateTree``).
+
+Branch summaries (``pi/navigate`` with ``summarize``) live in :mod:`.branch_summary`; both use
+:mod:`.summarizing` for the model call.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import importlib
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from pi_lsp.compaction.prepare import CompactionPreparation, prepare_compaction
 from pi_lsp.compaction.tokenizers import shared_tokenizer
@@ -40,33 +39,24 @@ from pi_lsp.compaction.tokens import (
     context_entries,
     context_usage_for_path,
 )
+from pi_lsp.llm import NothingToCompactError
+from pi_lsp.llm import compact as summarise
 from pi_lsp.secrets import redact
-from pi_lsp.service import entries as ops
-from pi_lsp.service import navigate as nav
 from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED, Decision, SessionCompactionState, decide
 from pi_lsp.service.compaction_config import RunConfig
-from pi_lsp.service.errors import (
-    INTERNAL_ERROR,
-    ModelError,
-    NothingToCompact,
-    PiError,
-    SessionBusy,
-    SessionNotFound,
-    from_exception,
-)
-from pi_lsp.service.progress import Progress, notify_now
+from pi_lsp.service.entries import Change
+from pi_lsp.service.errors import INTERNAL_ERROR, NothingToCompact, PiError, from_exception
+from pi_lsp.service.host import SessionHost
+from pi_lsp.service.notifications import after_response, spawn
+from pi_lsp.service.progress import Progress
 from pi_lsp.service.record_entries import RecordEntry, usage_path
 from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
+from pi_lsp.service.summarizing import check_unchanged, summarizer_for
 from pi_lsp.session import SessionManager
 from pi_lsp.session.view import ContextView
 
-if TYPE_CHECKING:
-    from pi_lsp.llm.summarizer import Summarizer
-    from pi_lsp.service.sessions import PiService
-
 log = logging.getLogger(__name__)
-
 
 
 # ------------------------------------------------------------------------------------ state
@@ -82,21 +72,18 @@ class Prepared:
     last_type: str | None
     thinking_level: Any
     model: Mapping[str, Any] | None
-    api_key: str | None = field(default=None, repr=False)
 
 
 class CompactionService:
-    """Installed on a :class:`PiService` (``service.compaction``); one per server process."""
+    """Compaction of the host's sessions; one per server process (built by ``build_service``)."""
 
-    def __init__(self, service: PiService) -> None:
-        self.service = service
+    def __init__(self, host: SessionHost) -> None:
+        self.host = host
         self._states: weakref.WeakKeyDictionary[SessionManager, SessionCompactionState] = (
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
-        service.context_usage = self.context_usage
-        service.append_listeners.append(self.on_append)
 
     async def aclose(self) -> None:
         """Cancel background compactions (server shutdown); nothing half-done is written."""
@@ -115,19 +102,18 @@ class CompactionService:
             return state
 
     def broadcast(self, session: OpenSession, method: str, params: dict[str, Any]) -> None:
-        for client in self.service.registry.holders(session.id):
-            notify_now(client, method, params)
+        """Compaction events describe a running request: they go out before its response."""
+        self.host.broadcast(session, method, params, before_response=True)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        loop = asyncio.get_running_loop()
-        task = loop.create_task(coro, context=contextvars.Context())
+        task = spawn(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     # ------------------------------------------------------------------ usage
 
     def context_usage(self, manager: SessionManager, view: ContextView, settings: Settings) -> dict[str, Any]:
-        """``PiService.context_usage``: the ContextUsage of a built context (runs under the lock)."""
+        """The ContextUsage of a built context for ``pi/buildContext`` (runs under the lock)."""
         usage = self.usage_of_view(
             manager, view, settings.context_window, settings.compaction, settings.tokenizer
         )
@@ -148,16 +134,11 @@ class CompactionService:
 
     # ------------------------------------------------------------------ prepare
 
-    def _prepare_locked(self, manager: SessionManager, config: RunConfig, *, key: bool) -> Prepared:
+    def _prepare_locked(self, manager: SessionManager, config: RunConfig) -> Prepared:
         view = manager.context_view()
         records = view.path
         entries = [RecordEntry(record) for record in records]
         preparation = prepare_compaction(entries, config.compaction, self.state(manager).cache)
-        api_key = None
-        if key and config.summarizer != "offline":
-            from pi_lsp.llm.auth import anthropic_api_key
-
-            api_key = anthropic_api_key()
         return Prepared(
             preparation,
             manager.leaf_id,
@@ -165,7 +146,6 @@ class CompactionService:
             records[-1].type if records else None,
             view.thinking_level,
             view.model,
-            api_key,
         )
 
     @staticmethod
@@ -180,16 +160,16 @@ class CompactionService:
 
     async def prepare(self, client: Client, session_id: str | None, keep_recent_tokens: int | None) -> Any:
         """``pi/prepareCompaction``: pi's ``prepareCompaction`` on the current branch; writes nothing."""
-        session = self.service.registry.resolve(client, session_id)
+        session = self.host.registry.resolve(client, session_id)
         config = RunConfig.from_settings(client.settings, keep_recent_tokens)
 
         def run() -> Any:
-            prepared = self._prepare_locked(session.manager, config, key=False)
+            prepared = self._prepare_locked(session.manager, config)
             if prepared.preparation is None:
                 raise self._nothing(prepared)
             return prepared.preparation.summary_view()
 
-        return await self.service.run(session, run, writes=False)
+        return await self.host.run(session, run, writes=False)
 
     # ------------------------------------------------------------------ compact
 
@@ -201,7 +181,7 @@ class CompactionService:
         progress: Progress | None = None,
     ) -> dict[str, Any]:
         """``pi/compact``: a manual compaction of the current branch."""
-        session = self.service.registry.resolve(client, session_id)
+        session = self.host.registry.resolve(client, session_id)
         config = RunConfig.from_settings(client.settings)
         return await self.run_compaction(session, config, "manual", custom_instructions, progress)
 
@@ -240,7 +220,7 @@ class CompactionService:
                 raise
             progress.end(f"compacted: {result['tokensBefore']} → {result['tokensAfter']} tokens")
             self._ended(session, reason, result=result, will_retry=will_retry)
-        self.service.emit(session, ops.Change("compaction", [result["entryId"]]))
+        self.host.emit(session, Change("compaction", [result["entryId"]]))
         return result
 
     def _ended(
@@ -281,33 +261,25 @@ class CompactionService:
         custom_instructions: str | None,
         progress: Progress,
     ) -> dict[str, Any]:
-        from pi_lsp.llm import ModelError as LlmModelError
-        from pi_lsp.llm import NothingToCompactError
-        from pi_lsp.llm import compact as summarise
-
         manager = session.manager
-        prepared = await self.service.run(
-            session, lambda: self._prepare_locked(manager, config, key=True), writes=False
+        prepared = await self.host.run(
+            session, lambda: self._prepare_locked(manager, config), writes=False
         )
         preparation = prepared.preparation
         if preparation is None or preparation.is_empty():
             raise self._nothing(prepared)
-        summarizer = self._summarizer(config, prepared)
         count = len(preparation.messages_to_summarize) + len(preparation.turn_prefix_messages)
-        progress.report(f"summarising {count} messages ({summarizer.name})")
-        try:
-            await _load_sdk(summarizer)
-            result = await summarise(preparation, summarizer, custom_instructions, prepared.thinking_level)
-        except LlmModelError as error:
-            raise model_error(error) from None
-        except NothingToCompactError as error:
-            raise NothingToCompact(str(error)) from None
-        finally:
-            await _close(summarizer)
+        async with summarizer_for(config, prepared.model) as summarizer:
+            progress.report(f"summarising {count} messages ({summarizer.name})")
+            try:
+                thinking = prepared.thinking_level
+                result = await summarise(preparation, summarizer, custom_instructions, thinking)
+            except NothingToCompactError as error:
+                raise NothingToCompact(str(error)) from None
         progress.report("writing the compaction entry")
 
         def write() -> dict[str, Any]:
-            self._check_unchanged(session, prepared.leaf_id, "compaction")
+            check_unchanged(self.host.registry, session, prepared.leaf_id, "compaction")
             entry_id = manager.append_compaction(
                 result["summary"],
                 result["firstKeptEntryId"],
@@ -325,32 +297,7 @@ class CompactionService:
                 "summarizer": summarizer.name,
             }
 
-        return await self.service.run(session, write, writes=True)
-
-    def _check_unchanged(self, session: OpenSession, leaf_id: str | None, what: str) -> None:
-        """Refuse to append when the session was closed or its branch moved during the model call.
-
-        New entries appended under the prepared leaf are fine (they are kept); a leaf moved to
-        another branch, or a compaction appended meanwhile, is a conflict.
-        """
-        if self.service.registry.get(session.id) is not session:
-            raise SessionNotFound(f"session {session.id} was closed during the {what}; nothing was written")
-        manager = session.manager
-        current = manager.leaf_id
-        steps = 0
-        limit = manager.entry_count + 1
-        while current is not None and current != leaf_id and steps <= limit:
-            record = manager.get_record(current)
-            if record is None or record.type == "compaction":
-                break
-            current = record.parent_id
-            steps += 1
-        if current != leaf_id or (leaf_id is None and manager.leaf_id is not None):
-            raise SessionBusy(
-                f"session {session.id} moved to another branch during the {what};"
-                " nothing was written (try again)",
-                {"conflict": True},
-            )
+        return await self.host.run(session, write, writes=True)
 
     def _tokens_after(self, manager: SessionManager, config: RunConfig) -> int:
         """Context size right after a compaction, counted locally with the configured tokenizer."""
@@ -358,19 +305,6 @@ class CompactionService:
         tokenizer = shared_tokenizer(config.tokenizer)
         cache = self.state(manager).cache
         return sum(cache.entry_tokens(entry, tokenizer) for entry in context_entries(entries))
-
-    def _summarizer(self, config: RunConfig, prepared: Prepared) -> Summarizer:
-        from pi_lsp.llm import choose_summarizer
-
-        model = config.model
-        branch_model = prepared.model
-        if model is None and branch_model is not None and branch_model.get("provider") == "anthropic":
-            candidate = branch_model.get("modelId")
-            model = candidate if isinstance(candidate, str) and candidate else None
-        mode: Any = config.summarizer
-        return choose_summarizer(
-            mode, model, prepared.api_key, retry=config.retry_policy(), timeout=config.timeout
-        )
 
     # ------------------------------------------------------------------ auto-compaction
 
@@ -387,12 +321,12 @@ class CompactionService:
         if record.role != "assistant":
             return
         settings = client.settings
-        _after_response(lambda: self._spawn(self._auto(settings, session, record.id or "")))
+        after_response(lambda: self._spawn(self._auto(settings, session, record.id or "")))
 
     async def _auto(self, settings: Settings, session: OpenSession, entry_id: str) -> None:
         config = RunConfig.from_settings(settings)
         try:
-            decision = await self.service.run(
+            decision = await self.host.run(
                 session, lambda: self.check(session.manager, config, entry_id), writes=False
             )
         except Exception:
@@ -403,7 +337,7 @@ class CompactionService:
         if decision.exhausted:
             self._ended(session, decision.reason, message=OVERFLOW_EXHAUSTED)
             return
-        if self.service.registry.get(session.id) is not session:
+        if self.host.registry.get(session.id) is not session:
             return
         if session.busy is not None:
             log.info("auto-compaction (%s) skipped: a %s is already running", decision.reason, session.busy)
@@ -418,118 +352,3 @@ class CompactionService:
     def check(self, manager: SessionManager, config: RunConfig, entry_id: str) -> Decision | None:
         """pi's ``_checkCompaction`` for the assistant message ``entry_id`` (runs under the lock)."""
         return decide(manager, config, entry_id, self.state(manager))
-
-    # ------------------------------------------------------------------ branch summaries
-
-    async def navigate_with_summary(
-        self,
-        client: Client,
-        session_id: str | None,
-        target_id: str,
-        custom_instructions: str | None,
-        replace_instructions: bool,
-        label: str | None,
-    ) -> dict[str, Any]:
-        """``pi/navigate`` with ``summarize``: pi's ``navigateTree`` with a branch summary."""
-        from pi_lsp.llm import ModelError as LlmModelError
-        from pi_lsp.llm import generate_branch_summary
-
-        session = self.service.registry.resolve(client, session_id)
-        config = RunConfig.from_settings(client.settings)
-        manager = session.manager
-
-        def plan_it() -> tuple[nav.NavigationPlan, list[dict[str, Any]], Prepared | None]:
-            plan = nav.plan_navigation(manager, target_id)
-            if plan.noop or not plan.entries_to_summarize:
-                return plan, [], None
-            entries = [record.entry() for record in plan.entries_to_summarize]
-            view = manager.context_view()
-            api_key = None
-            if config.summarizer != "offline":
-                from pi_lsp.llm.auth import anthropic_api_key
-
-                api_key = anthropic_api_key()
-            prepared = Prepared(None, manager.leaf_id, 0, None, view.thinking_level, view.model, api_key)
-            return plan, entries, prepared
-
-        plan, entries, prepared = await self.service.run(session, plan_it, writes=False)
-        if prepared is None:  # nothing abandoned: exactly as without summarize (pi does the same)
-            moved: dict[str, Any] = await self.service.call(
-                client, session.id, ops.navigate, target_id, False, label, writes=True
-            )
-            return moved
-
-        with session.exclusive("branch summary"):
-            summarizer = self._summarizer(config, prepared)
-            try:
-                await _load_sdk(summarizer)
-                summary = await generate_branch_summary(
-                    entries,
-                    summarizer,
-                    context_window=config.context_window,
-                    reserve_tokens=config.branch_reserve_tokens,
-                    custom_instructions=custom_instructions,
-                    replace_instructions=replace_instructions,
-                )
-            except LlmModelError as error:
-                raise model_error(error) from None
-            finally:
-                await _close(summarizer)
-
-            def write() -> ops.Outcome:
-                self._check_unchanged(session, plan.old_leaf_id, "branch summary")
-                if manager.leaf_id != plan.old_leaf_id:
-                    raise SessionBusy(
-                        f"session {session.id} changed during the branch summary;"
-                        " nothing was written (try again)",
-                        {"conflict": True},
-                    )
-                fresh = nav.plan_navigation(manager, target_id)
-                done = nav.navigate_with_summary(
-                    manager, fresh, summary["summary"], dict(summary["details"]), label
-                )
-                return done.to_wire(), ops.Change("navigate", done.appended_ids)
-
-            result, change = await self.service.run(session, write, writes=True)
-        if change is not None:
-            self.service.emit(session, change)
-        return result  # type: ignore[no-any-return]
-
-
-# ------------------------------------------------------------------------------------ utilities
-
-
-def model_error(error: Any) -> ModelError:
-    """The protocol's ModelError (-32004, ``data: {status?, retryable}``) for an llm ModelError."""
-    data: dict[str, Any] = {"retryable": bool(error.retryable)}
-    if error.status is not None:
-        data["status"] = error.status
-    return ModelError(redact(error.message), data)
-
-
-def _after_response(fn: Callable[[], None]) -> None:
-    """Run ``fn`` once the current request has been answered (at once outside a request)."""
-    task = asyncio.current_task()
-    if task is not None and not task.done():
-        task.add_done_callback(lambda _task: fn())
-    else:
-        asyncio.get_running_loop().call_soon(fn)
-
-
-async def _load_sdk(summarizer: Any) -> None:
-    """Import the Anthropic SDK (seconds) in a thread instead of on the event loop."""
-    from pi_lsp.llm import AnthropicSummarizer
-
-    if isinstance(summarizer, AnthropicSummarizer) and summarizer.client.has_api_key:
-        loop = asyncio.get_running_loop()
-        for name in ("anthropic", "httpx2"):
-            await loop.run_in_executor(None, importlib.import_module, name)
-
-
-async def _close(summarizer: Any) -> None:
-    close = getattr(summarizer, "aclose", None)
-    if close is not None:
-        try:
-            await close()
-        except Exception:
-            log.debug("closing the summariser failed", exc_info=True)

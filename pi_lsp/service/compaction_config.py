@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from pi_lsp.compaction.prepare import CompactionSettings
+from pi_lsp.llm.anthropic_client import RetryPolicy
 from pi_lsp.service.settings import Settings
-
-if TYPE_CHECKING:
-    from pi_lsp.llm.anthropic_client import RetryPolicy
 
 DEFAULT_TIMEOUT_S: Final = 600.0
 
@@ -77,6 +75,4 @@ class RunConfig:
         )
 
     def retry_policy(self) -> RetryPolicy:
-        from pi_lsp.llm.anthropic_client import RetryPolicy
-
         return RetryPolicy(self.max_retries, self.base_delay, self.max_delay)

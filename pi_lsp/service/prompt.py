@@ -33,13 +33,12 @@ big skill tree never delays session work) and watcher start/stop. Nothing import
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import os
 from collections.abc import Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -49,10 +48,9 @@ from pi_lsp.prompt.assemble import PromptResult, SkillListJson, assemble_system_
 from pi_lsp.prompt.diagnostics import LspDiagnostic, PromptFileIndex
 from pi_lsp.prompt.watch import PromptWatcher
 from pi_lsp.service.errors import InvalidParams
+from pi_lsp.service.host import SessionHost
+from pi_lsp.service.notifications import send, spawn
 from pi_lsp.service.registry import Client
-
-if TYPE_CHECKING:
-    from pi_lsp.service.sessions import PiService
 
 log = logging.getLogger(__name__)
 
@@ -149,8 +147,8 @@ def _merge(lists: Iterable[list[LspDiagnostic]]) -> list[LspDiagnostic]:
 class PromptService:
     """``pi/getSystemPrompt``, ``pi/listSkills``, prompt watching, diagnostics and hover."""
 
-    def __init__(self, service: PiService, *, debounce: float = 0.1) -> None:
-        self.service = service
+    def __init__(self, host: SessionHost, *, debounce: float = 0.1) -> None:
+        self.host = host
         self.debounce = debounce
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pi-lsp-prompt")
         self.watcher: PromptWatcher | None = None
@@ -181,7 +179,7 @@ class PromptService:
         if self._closed or loop is None:
             coroutine.close()
             return None
-        task = loop.create_task(coroutine, context=contextvars.Context())
+        task = spawn(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._done)
         return task
@@ -224,7 +222,7 @@ class PromptService:
             return []
         roots = dict.fromkeys(state.folders)
         for session_id in sorted(client.open):
-            session = self.service.registry.get(session_id)
+            session = self.host.registry.get(session_id)
             if session is not None:
                 roots.setdefault(os.path.normpath(os.path.abspath(session.manager.cwd)))
         return list(roots)
@@ -245,8 +243,8 @@ class PromptService:
         if cwd is not None:
             return resolve_cwd(cwd, client)
         if session_id is not None:
-            return self.service.registry.resolve(client, session_id).manager.cwd
-        active = self.service.registry.get(client.active) if client.active is not None else None
+            return self.host.registry.resolve(client, session_id).manager.cwd
+        active = self.host.registry.get(client.active) if client.active is not None else None
         return active.manager.cwd if active is not None else client.default_cwd
 
     async def get_system_prompt(
@@ -273,6 +271,13 @@ class PromptService:
 
         result: PromptResult = await self._in_thread(build)
         return dict(result.to_json())
+
+    async def system_prompt_text(self, client: Client, cwd: str, tools: list[str]) -> str:
+        """The system prompt an agent run sends for ``cwd`` with these tools."""
+        result = await self.get_system_prompt(
+            client, cwd, tools=tools, custom_prompt=None, append_prompt=None
+        )
+        return str(result["text"])
 
     async def list_skills(self, client: Client, cwd: str) -> SkillListJson:
         """``pi/listSkills``: every skill pi would load for ``cwd``, with diagnostics."""
@@ -341,7 +346,7 @@ class PromptService:
             await asyncio.wait([runner])
 
     def _clients(self) -> list[Client]:
-        return [c for c in list(self.service.registry.clients) if c in self._states or c.open]
+        return [c for c in list(self.host.registry.clients) if c in self._states or c.open]
 
     async def _sync_loop(self) -> None:
         while self._sync_dirty and not self._closed:
@@ -449,11 +454,7 @@ class PromptService:
                 uri = path_to_uri(path)
             except ValueError:  # not an absolute path: nothing an editor could show
                 continue
-            try:
-                client.notify(PUBLISH, {"uri": uri, "diagnostics": merged})
-            except Exception:
-                log.exception("could not publish diagnostics to client %s", client.id)
-                return
+            send(client, PUBLISH, {"uri": uri, "diagnostics": merged})
             if merged:
                 state.published[path] = merged
             else:
@@ -468,7 +469,7 @@ class PromptService:
         diagnostics of every file the old or new build covers."""
         if self._closed:
             return
-        clients = [c for c in list(self.service.registry.clients) if cwd in self.roots(c)]
+        clients = [c for c in list(self.host.registry.clients) if cwd in self.roots(c)]
         if not clients:
             return
         if any(os.path.basename(p) == SETTINGS_FILE for p in changed):
@@ -481,10 +482,7 @@ class PromptService:
             # per-file diagnostics, which read every covered file once more.
             for client in clients:
                 sources = [dict(s.to_json()) for s in results[client.settings.tokenizer].sources]
-                try:
-                    client.notify(CHANGED, {"cwd": cwd, "sources": sources})
-                except Exception:
-                    log.exception("could not notify client %s", client.id)
+                send(client, CHANGED, {"cwd": cwd, "sources": sources})
             builds = {name: await self._complete(cwd, name, result) for name, result in results.items()}
             for client in clients:
                 build = builds[client.settings.tokenizer]

@@ -7,6 +7,7 @@ wide. Rendering is iterative for the same reason.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -94,8 +95,6 @@ def describe_message(message: Mapping[str, Any]) -> str:
         parts = [_short(_text(message.get("content")))] if _text(message.get("content")) else []
         for block in message.get("content") or []:
             if isinstance(block, dict) and block.get("type") == "toolCall":
-                import json
-
                 arguments = json.dumps(block.get("arguments"), ensure_ascii=False, separators=(",", ":"))
                 parts.append(f"→ {block.get('name')}({_short(arguments, 60)})")
         return f"assistant: {' '.join(parts)}"

@@ -26,6 +26,7 @@ from pi_lsp.agent.approvals import (
     needs_approval,
     tool_path,
 )
+from pi_lsp.agent.documents import EditorDocuments
 from pi_lsp.agent.loop import LoopHooks, Message, now_ms
 from pi_lsp.agent.queue import MessageQueues
 from pi_lsp.agent.runner import CompactionDecision, CompactionHooks, Runner, RunResult
@@ -33,13 +34,13 @@ from pi_lsp.secrets import redact
 from pi_lsp.service import entries as ops
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.errors import InvalidParams, ModelError, SessionBusy
+from pi_lsp.service.host import SessionHost
 from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
 
 if TYPE_CHECKING:
     from pi_lsp.llm.models import ModelInfo
     from pi_lsp.service.compaction import CompactionService
-    from pi_lsp.service.sessions import PiService
 
 log = logging.getLogger(__name__)
 
@@ -81,13 +82,15 @@ class RunService:
 
     def __init__(
         self,
-        host: PiService,
+        host: SessionHost,
         compaction: CompactionService,
         system_prompt: SystemPromptFn,
         *,
         sdk_factory: Callable[[str, Settings], Any] | None = None,
+        documents: EditorDocuments | None = None,
     ) -> None:
         self.host = host
+        self.documents = documents  # the editors' unsaved buffers, which the tools respect
         self.compaction = compaction
         self.system_prompt = system_prompt
         self.sdk_factory = sdk_factory or _anthropic_sdk
@@ -122,11 +125,7 @@ class RunService:
         chat = self.chat(session)
         chat.seq += 1
         params = {"sessionId": session.id, "seq": chat.seq, "event": event}
-        for client in self.host.registry.holders(session.id):
-            try:
-                client.notify("pi/event", params)
-            except Exception:
-                log.debug("could not send pi/event to client %s", client.id, exc_info=True)
+        self.host.broadcast(session, "pi/event", params)
 
     # ------------------------------------------------------------------ model
 
@@ -262,7 +261,7 @@ class RunService:
             {"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools
         ]
         cwd = session.manager.cwd
-        documents = getattr(self.host, "documents", None)
+        documents = self.documents
         runner_ref: list[Runner] = []
 
         async def stream(
@@ -551,9 +550,8 @@ class RunService:
 
         def stats() -> dict[str, Any]:
             result = session_stats(session.manager.get_branch())
-            hook = self.host.context_usage
-            if hook is not None:
-                result["contextUsage"] = hook(session.manager, session.manager.context_view(), settings)
+            usage = self.compaction.context_usage(session.manager, session.manager.context_view(), settings)
+            result["contextUsage"] = usage
             return result
 
         return await self.host.run(session, stats, writes=False)

@@ -13,9 +13,9 @@ from pi_lsp.compaction import CompactionSettings, TokenCache, context_usage_for_
 from pi_lsp.compaction.overflow import is_context_overflow
 from pi_lsp.llm import auth
 from pi_lsp.secrets import redact
+from pi_lsp.service.build import build_service
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.record_entries import RecordEntry, usage_path
-from pi_lsp.service.sessions import PiService
 from pi_lsp.service.settings import Settings
 from pi_lsp.session import SessionManager
 from pi_lsp.session.jsonl import dumps_compact
@@ -150,7 +150,7 @@ def checker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **pi: Any
 ) -> tuple[Any, SessionManager, RunConfig]:
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    service = PiService(workers=1)
+    service = build_service(workers=1)
     manager = SessionManager.in_memory(str(tmp_path))
     settings = Settings(None)
     settings.set_initialization_options(

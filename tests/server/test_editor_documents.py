@@ -13,7 +13,7 @@ from typing import Any
 
 from pi_lsp.server.app import create_language_server
 from pi_lsp.server.capabilities import initialize_result
-from pi_lsp.service.sessions import PiService
+from pi_lsp.service.build import build_service
 
 
 def _send(server: Any, method: str, params: dict[str, Any], msg_id: int | None = None) -> None:
@@ -32,7 +32,7 @@ async def test_buffers_follow_the_editor_and_are_dropped_with_the_connection(tmp
     path = tmp_path / "m.py"
     path.write_text("x = 1\n")
     uri = path.as_uri()
-    service = PiService()
+    service = build_service()
     try:
         server, client = create_language_server(service)
         server.protocol.set_writer(_NullWriter())

@@ -14,8 +14,8 @@ import pytest
 
 from pi_lsp.prompt.assemble import PromptResult
 from pi_lsp.prompt.watch_plan import WatchPlan
+from pi_lsp.service.build import build_service
 from pi_lsp.service.registry import Client
-from pi_lsp.service.sessions import PiService
 
 SESSIONS = 300
 
@@ -39,13 +39,13 @@ async def test_many_session_cwds_cost_linear_watch_work(tmp_path: Path, watch_di
     cwds = [tmp_path / "projects" / f"p{n}" for n in range(SESSIONS)]
     for cwd in cwds:
         cwd.mkdir(parents=True)
-    service = PiService()
+    service = build_service()
     client = Client()
     service.connect(client)
     try:
         service.prompt.initialized(client, [str(workspace)])
         for cwd in cwds:
-            await service.new_session(
+            await service.sessions.new_session(
                 client, cwd=str(cwd), session_dir=None, parent_session=None, session_id=None, persist=False
             )
         result = await service.prompt.get_system_prompt(
@@ -86,7 +86,7 @@ async def test_many_session_cwds_cost_linear_watch_work(tmp_path: Path, watch_di
 
 
 async def test_a_burst_of_root_changes_is_one_sync_pass(tmp_path: Path) -> None:
-    service = PiService()
+    service = build_service()
     client = Client()
     service.connect(client)
     try:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from pi_lsp.service.build import build_service
 from pi_lsp.service.registry import Client
-from pi_lsp.service.sessions import PiService
 from tests.server.prompt_support import (
     DIAGNOSTICS,
     burst,
@@ -250,7 +250,7 @@ async def test_watcher_runs_from_initialized_to_shutdown(tmp_path: Path) -> None
     """In process: the watcher starts with the first root and stops at the client's shutdown."""
     space = make_workspace(tmp_path)
     space.skill(space.ws / ".pi" / "skills", "broken", None)
-    service = PiService()
+    service = build_service()
     client = Client()
     sent: list[tuple[str, dict[str, object]]] = []
     client.notify = lambda method, params: sent.append((method, params))
