@@ -60,33 +60,64 @@ def _bracket(pattern: str, start: int) -> tuple[str, int] | None:
 
 
 def _glob_segment_regex(pattern: str, *, star: str, dot_guard: bool) -> str:
-    """Regex for a glob without ``**`` handling: ``*``, ``?``, classes and escapes."""
-    out: list[str] = []
+    """Regex for a glob without ``**`` handling: ``*``, ``?``, classes and escapes.
+
+    A pattern is workspace input, so the regex must not backtrack exponentially: ``*a*a*a*b``
+    translated naively takes minutes on a 40-letter name. Every token but ``*`` matches exactly one
+    character, so placing each literal run between two stars at its earliest position is always
+    right (the classic wildcard-matching argument); those runs are atomic groups ``(?>[^/]*?run)``,
+    and only the last star backtracks.
+    """
+    # tokens: None for a star (with its dot guard in ``guards``), else the regex of one character
+    tokens: list[str | None] = []
+    guards: list[str] = []
     index = 0
     at_segment_start = True
     while index < len(pattern):
         char = pattern[index]
+        guard = "(?!\\.)" if dot_guard and at_segment_start else ""
         if char == "\\" and index + 1 < len(pattern):
-            out.append(re.escape(pattern[index + 1]))
+            tokens.append(re.escape(pattern[index + 1]))
             index += 2
         elif char == "*":
-            out.append(("(?!\\.)" if dot_guard and at_segment_start else "") + star)
+            if not (tokens and tokens[-1] is None):  # "**" inside a segment is one star
+                tokens.append(None)
+                guards.append(guard)
             index += 1
         elif char == "?":
-            out.append(("(?!\\.)" if dot_guard and at_segment_start else "") + "[^/]")
+            tokens.append(guard + "[^/]")
             index += 1
         elif char == "[":
             translated = _bracket(pattern, index)
             if translated is None:
-                out.append("\\[")
+                tokens.append("\\[")
                 index += 1
             else:
-                out.append(translated[0])
+                tokens.append(translated[0])
                 index = translated[1]
         else:
-            out.append(re.escape(char))
+            tokens.append(re.escape(char))
             index += 1
         at_segment_start = char == "/"
+    return _atomic_stars(tokens, guards, star)
+
+
+def _atomic_stars(tokens: list[str | None], guards: list[str], star: str) -> str:
+    out: list[str] = []
+    runs: list[tuple[str, list[str]]] = []  # (star guard, the one-character tokens after it)
+    stars = iter(guards)
+    for token in tokens:
+        if token is None:
+            runs.append((next(stars), []))
+        elif runs:
+            runs[-1][1].append(token)
+        else:
+            out.append(token)
+    for position, (guard, run) in enumerate(runs):
+        if position == len(runs) - 1 or not run:
+            out.append(guard + star + "".join(run))
+        else:
+            out.append(f"{guard}(?>{star}?{''.join(run)})")
     return "".join(out)
 
 
@@ -182,14 +213,24 @@ class IgnoreRules:
 # minimatch
 
 
+MAX_BRACE_EXPANSIONS = 1_000
+"""``{a,b}{a,b}...`` doubles with every group; a settings pattern is workspace input."""
+
+
 def _expand_braces(pattern: str) -> list[str]:
-    match = re.search(r"\{([^{}]*,[^{}]*)\}", pattern)
-    if match is None:
-        return [pattern]
-    head, tail = pattern[: match.start()], pattern[match.end() :]
+    """Brace alternatives; past :data:`MAX_BRACE_EXPANSIONS` the pattern matches nothing."""
     expanded: list[str] = []
-    for option in match.group(1).split(","):
-        expanded.extend(_expand_braces(head + option + tail))
+    pending = [pattern]
+    while pending:
+        current = pending.pop()
+        match = re.search(r"\{([^{}]*,[^{}]*)\}", current)
+        if match is None:
+            expanded.append(current)
+            continue
+        head, tail = current[: match.start()], current[match.end() :]
+        pending.extend(head + option + tail for option in reversed(match.group(1).split(",")))
+        if len(expanded) + len(pending) > MAX_BRACE_EXPANSIONS:
+            return []
     return expanded
 
 
@@ -208,6 +249,8 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
             if not last:
                 parts.append("/")
         alternatives.append("".join(parts))
+    if not alternatives:
+        return re.compile("(?!)")  # too many brace alternatives: matches nothing
     return re.compile("|".join(f"(?:{alternative})" for alternative in alternatives))
 
 
