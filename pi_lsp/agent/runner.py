@@ -142,10 +142,14 @@ class Runner:
             if done:
                 self.context[:] = await self.compaction.reload()
             if decision.will_retry and done:
+                tail = self.context[-1] if self.context else {}
+                if tail.get("role") == "assistant" and tail.get("stopReason") == "error":
+                    self.context.pop()  # the failed reply is kept after the cut point; not resent
                 await asyncio.sleep(OVERFLOW_RETRY_DELAY)
                 last = await self._loop(())
                 continue
             if done and self.queues.has_messages() and not self.abort_event.is_set():
+                await asyncio.sleep(OVERFLOW_RETRY_DELAY)
                 last = await self._loop(())
                 continue
             break

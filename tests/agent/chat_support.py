@@ -191,8 +191,12 @@ def normalise_entries(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]
     """Entries without ids and timestamps, with the tree shape kept as "parent is the previous"."""
     out = []
     previous: str | None = None
+    position = {entry.get("id"): number for number, entry in enumerate(entries) if "id" in entry}
     for entry in entries:
         copy = {k: v for k, v in entry.items() if k not in _VOLATILE}
+        for key in ("firstKeptEntryId", "targetId", "fromId"):  # references: by position
+            if key in copy:
+                copy[key] = f"#{position.get(copy[key], copy[key])}"
         if entry.get("type") == "session":
             copy.pop("cwd", None)
         else:
@@ -303,7 +307,7 @@ async def run_ours(ws: Workspace, script: Script) -> Transcript:
     ws.reset()
     async with _fake(script) as fake:
         write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-        options: dict[str, Any] = {"model": MODEL}
+        options: dict[str, Any] = {"model": MODEL, "approval": "auto"}  # pi never asks
         if ws.tools is not None:
             options["tools"] = ws.tools
         client = await ChatClient.start(ws, fake.url, options=options)

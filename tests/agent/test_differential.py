@@ -9,6 +9,7 @@ must be equal.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -47,8 +48,14 @@ def both(script: Script, *, files: dict[str, str] | None = None, tools: list[str
     return theirs, ours
 
 
+def loop_requests(transcript: Transcript) -> list[dict[str, Any]]:
+    """The agent loop's requests (a compaction summary request has no tools and our own wording)."""
+    return [normalise_request(body) for body in transcript.requests if body.get("tools")]
+
+
 def assert_same(theirs: Transcript, ours: Transcript) -> None:
-    assert [normalise_request(b) for b in ours.requests] == [normalise_request(b) for b in theirs.requests]
+    assert loop_requests(ours) == loop_requests(theirs)
+    assert len(ours.requests) == len(theirs.requests)
     assert normalise_entries(ours.entries) == normalise_entries(theirs.entries)
     assert key_order(ours.entries) == key_order(theirs.entries)
     assert event_outline(ours.events) == event_outline(theirs.events)
@@ -130,3 +137,45 @@ def test_two_prompts_continue_the_conversation() -> None:
     )  # fmt: skip
     theirs, ours = both(script)
     assert_same(theirs, ours)
+
+
+def _no_process(marker: str) -> bool:
+    import subprocess
+
+    found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    return found.stdout.strip() == ""
+
+
+def test_abort_while_bash_runs() -> None:
+    calls = assistant_stream(
+        ToolUse("toolu_S", "bash", {"command": "echo started; sleep 37.25; echo never"}),
+        ToolUse("toolu_T", "bash", {"command": "sleep 37.25"}),
+    )  # (a fast tool in the same batch would race the abort in pi too)
+    script = Script(
+        [Reply(events=calls), Reply(events=assistant_stream(Text("unused")))],
+        abort_when=lambda e: e["type"] == "tool_execution_update" and bool(e["partialResult"]["content"]),
+    )
+    theirs, ours = both(script, tools=["read", "bash"])
+    assert_same(theirs, ours)
+    last = ours.entries[-1]["message"]
+    assert last["stopReason"] == "aborted" and last["content"] == []  # pi's extra empty assistant
+    assert _no_process("sleep 37.25")
+
+
+def test_context_overflow_compacts_and_retries() -> None:
+    def route(request: Any) -> Reply:
+        body = request.body
+        if not body.get("tools"):  # the compaction summary
+            return Reply(events=assistant_stream(Text("## Goal\nSummary of the chat."), message_id="msg_sum"))
+        last = body["messages"][-1]["content"][-1]
+        text = last.get("text", "") if isinstance(last, dict) else ""
+        if text == "Second" and not any("summary" in json.dumps(m) for m in body["messages"]):
+            return error_reply(
+                400, "invalid_request_error", "prompt is too long: 213462 tokens > 200000 maximum"
+            )
+        return Reply(events=assistant_stream(Text("Answer to " + text), message_id="msg_" + text))
+
+    script = Script(route=route, prompts=("First", "Second"))
+    theirs, ours = both(script, settings={"compaction": {"keepRecentTokens": 1}})
+    assert_same(theirs, ours)
+    assert [e["type"] for e in ours.entries].count("compaction") == 1

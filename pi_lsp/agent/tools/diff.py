@@ -113,8 +113,12 @@ def diff_lines(old_text: str, new_text: str) -> list[Change]:
             if not can_add and not can_remove:
                 best[diagonal] = None
                 continue
-            if not can_remove or (can_add and removal is not None and addition is not None
-                                  and removal.old_pos < addition.old_pos):
+            if not can_remove or (
+                can_add
+                and removal is not None
+                and addition is not None
+                and removal.old_pos < addition.old_pos
+            ):
                 assert addition is not None
                 path = _extend(addition, "+", 0)
             else:

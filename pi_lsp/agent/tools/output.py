@@ -27,8 +27,12 @@ def temp_output_path(prefix: str) -> str:
 
 
 class OutputAccumulator:
-    def __init__(self, temp_prefix: str = "pi-bash", max_lines: int = DEFAULT_MAX_LINES,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self,
+        temp_prefix: str = "pi-bash",
+        max_lines: int = DEFAULT_MAX_LINES,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
         self.max_lines = max_lines
         self.max_bytes = max_bytes
         self._rolling = max(max_bytes * 2, 1)

@@ -168,4 +168,3 @@ def validate_tool_arguments(tool: Tool, args: Any) -> dict[str, Any]:
     raise ToolError(
         f'Validation failed for tool "{tool.name}":\n{lines}\n\nReceived arguments:\n{js_stringify(args, 2)}'
     )
-
