@@ -422,7 +422,7 @@ class RunService:
         if preview:
             event["preview"] = preview
         self._event(session, event)
-        decision, reason = await self._ask(client, request, runner.abort_event)
+        decision, reason, answered = await self._ask(client, request, runner.abort_event)
         chat.approvals.pop(call_id, None)
         result: dict[str, Any] = {"type": "approval_result", "toolCallId": call_id, "decision": decision}
         if reason:
@@ -434,12 +434,12 @@ class RunService:
             return None
         if reason:
             return reason
-        return (DENIED if decision == "deny" else UNANSWERED).format(tool=name)
+        return (DENIED if answered else UNANSWERED).format(tool=name)
 
     async def _ask(
         self, client: Client, request: dict[str, Any], abort: asyncio.Event
-    ) -> tuple[str, str | None]:
-        """Send ``pi/requestApproval`` and wait for the answer or the abort."""
+    ) -> tuple[str, str | None, bool]:
+        """Send ``pi/requestApproval`` and wait: (decision, reason, whether a valid answer came)."""
         assert client.request is not None
         answer_task = asyncio.ensure_future(client.request("pi/requestApproval", request))
         abort_task = asyncio.ensure_future(abort.wait())
@@ -449,16 +449,16 @@ class RunService:
             abort_task.cancel()
         if not answer_task.done():
             answer_task.cancel()
-            return "deny", "Tool call blocked: the run was aborted while waiting for approval."
+            return "deny", "Tool call blocked: the run was aborted while waiting for approval.", False
         try:
-            answer = answer_task.result()
+            answer = _plain(answer_task.result())
         except Exception as error:
             log.debug("approval request failed: %s", redact(str(error)))
-            return "deny", None
+            return "deny", None, False
         if not isinstance(answer, dict) or answer.get("decision") not in ("allow", "allowAlways", "deny"):
-            return "deny", None
+            return "deny", None, False
         reason = answer.get("reason")
-        return answer["decision"], reason if isinstance(reason, str) and reason else None
+        return answer["decision"], reason if isinstance(reason, str) and reason else None, True
 
     # ------------------------------------------------------------------ the other methods
 
@@ -602,6 +602,16 @@ def session_stats(branch: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens": {**tokens, "total": sum(tokens.values())},
         "cost": cost,
     }
+
+
+def _plain(value: Any) -> Any:
+    """A client's answer as plain JSON (pygls hands responses over as named tuples)."""
+    as_dict = getattr(value, "_asdict", None)
+    if callable(as_dict):
+        return {key: _plain(item) for key, item in as_dict().items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
 
 
 def _append_initial(session: OpenSession, entries: list[tuple[str, Any]]) -> list[str]:

@@ -126,6 +126,13 @@ class ChatClient:
         env: dict[str, str] | None = None,
     ) -> ChatClient:  # fmt: skip
         rpc = await RpcClient.start(server_command(), env=ws.server_env(base_url, **(env or {})), quiet=True)
+        return await cls.attach(rpc, ws, approvals=approvals, options=options)
+
+    @classmethod
+    async def attach(
+        cls, rpc: RpcClient, ws: Workspace, *, approvals: bool = True, options: dict[str, Any] | None = None
+    ) -> ChatClient:
+        """Initialize a connection (stdio or TCP: ``options`` may carry the TCP ``token``)."""
         client = cls(rpc)
         params: dict[str, Any] = {
             "processId": os.getpid(),

@@ -1,0 +1,307 @@
+"""pi/prompt and its companions through the real server (stdio) with the real SDK and a fake model:
+errors, approvals, queues, several clients, cancellation, secrets, a server killed mid-run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from pi_lsp.server.rpc_client import RpcClient, RpcError, server_command
+from tests.agent.chat_support import API_KEY, MODEL, ChatClient, Workspace
+from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream, error_reply
+from tests.pi.pi_rpc import PiRpc, pi_unavailable, write_agent_dir
+from tests.server.network_support import start_network_server
+
+HELLO = {"hello.txt": "line one\n"}
+
+
+def bash_turn(command: str, call_id: str = "toolu_B") -> Reply:
+    return Reply(
+        events=assistant_stream(ToolUse(call_id, "bash", {"command": command}), message_id="m_" + call_id)
+    )
+
+
+def text_turn(text: str) -> Reply:
+    return Reply(events=assistant_stream(Text(text), message_id="m_" + text.split()[0]))
+
+
+class Chat:
+    """A workspace, a fake model and one connected client with a fresh session."""
+
+    def __init__(self, ws: Workspace, fake: FakeAnthropic, client: ChatClient) -> None:
+        self.ws, self.fake, self.client = ws, fake, client
+
+    async def prompt(self, text: str, **extra: Any) -> Any:
+        return await self.client.rpc.request("pi/prompt", {"text": text, **extra})
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [e["message"] for e in self.ws.entries() if e["type"] == "message"]
+
+
+async def open_chat(
+    replies: list[Reply], *, options: dict[str, Any] | None = None, approvals: bool = True,
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[Chat]:  # fmt: skip
+    ws = Workspace(HELLO)
+    fake = FakeAnthropic(replies)
+    await fake.__aenter__()
+    write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+    client = await ChatClient.start(
+        ws, fake.url, approvals=approvals, options={"model": MODEL, **(options or {})}, env=env
+    )
+    try:
+        await client.new_session(ws)
+        yield Chat(ws, fake, client)
+    finally:
+        await client.close()
+        await fake.__aexit__(None, None, None)
+        ws.cleanup()
+
+
+# ------------------------------------------------------------------------------ errors
+
+
+async def test_no_api_key_is_a_model_error_and_writes_nothing() -> None:
+    async for chat in open_chat([text_turn("never")], env={"ANTHROPIC_API_KEY": ""}):
+        with pytest.raises(RpcError) as raised:
+            await chat.prompt("hello")
+        assert raised.value.code == -32004
+        assert "ANTHROPIC_API_KEY" in raised.value.message
+        assert chat.ws.session_files() == [] and chat.fake.requests == []
+        state = await chat.client.rpc.request("pi/getSessionState", {})
+        assert state["entryCount"] == 0
+
+
+async def test_invalid_params_name_the_field() -> None:
+    async for chat in open_chat([text_turn("never")]):
+        for params, field in (
+            ({}, "text"),
+            ({"text": 3}, "text"),
+            ({"text": "x", "streamingBehavior": "later"}, "streamingBehavior"),
+            ({"text": "x", "images": [{"data": "AA=="}]}, "images[0].mimeType"),
+        ):
+            with pytest.raises(RpcError) as raised:
+                await chat.client.rpc.request("pi/prompt", params)
+            assert raised.value.code == -32602 and raised.value.data["field"] == field
+        with pytest.raises(RpcError) as raised:
+            await chat.client.rpc.request("pi/setModel", {"modelId": "gpt-9"})
+        assert raised.value.code == -32602 and raised.value.data["field"] == "modelId"
+        assert chat.fake.requests == []
+
+
+async def test_the_key_never_reaches_events_results_or_the_file() -> None:
+    leaked = error_reply(401, "authentication_error", f"invalid x-api-key: {API_KEY}")
+    async for chat in open_chat([leaked]):
+        result = await chat.prompt("hello")
+        assert result["stopReason"] == "error"
+        assert "authentication_error" in result["errorMessage"]
+        for text in (
+            json.dumps(result),
+            json.dumps(chat.client.events),
+            chat.ws.session_files()[0].read_text(),
+        ):
+            assert API_KEY not in text
+
+
+# ------------------------------------------------------------------------------ approvals
+
+
+async def test_bash_waits_for_approval_and_runs_when_allowed() -> None:
+    async for chat in open_chat([bash_turn("echo approved-run"), text_turn("Done.")]):
+        chat.client.answer_approval = lambda request: {"decision": "allow"}
+        result = await chat.prompt("run it")
+        assert result["stopReason"] == "stop"
+        [request] = chat.client.approval_requests
+        assert request["toolName"] == "bash" and request["args"] == {"command": "echo approved-run"}
+        assert request["cwd"] == str(chat.ws.cwd) and request["preview"]["command"] == "echo approved-run"
+        tool_result = chat.messages()[2]
+        assert tool_result["content"][0]["text"] == "approved-run\n" and tool_result["isError"] is False
+        kinds = [e["type"] for e in chat.client.event_list()]
+        assert (
+            kinds.index("approval_request")
+            < kinds.index("approval_result")
+            < kinds.index("tool_execution_end")
+        )
+
+
+async def test_denied_unanswered_and_incapable_clients_get_pis_blocked_result(tmp_path: Any) -> None:
+    marker = tmp_path / "ran"
+    command = f"touch {marker}"
+    cases: list[tuple[bool, Any, str]] = [
+        (True, lambda r: {"decision": "deny", "reason": "Not on my machine."}, "Not on my machine."),
+        (True, lambda r: {"decision": "deny"}, "the user denied permission to run bash"),
+        (True, None, "got no valid answer"),  # an error answer
+        (False, None, "did not declare capabilities.experimental.pi.approvals"),
+    ]
+    for capable, answer, expected in cases:
+        async for chat in open_chat([bash_turn(command), text_turn("Ok.")], approvals=capable):
+            chat.client.answer_approval = answer
+            assert (await chat.prompt("run it"))["stopReason"] == "stop"
+            tool_result = chat.messages()[2]
+            assert tool_result["isError"] is True and tool_result["details"] == {}
+            assert expected in tool_result["content"][0]["text"]
+            assert not marker.exists()
+            assert bool(chat.client.approval_requests) == capable
+
+
+async def test_allow_always_covers_that_exact_command_for_the_session() -> None:
+    replies = [bash_turn("echo same", "t1"), bash_turn("echo same", "t2"), bash_turn("echo other", "t3"),
+               text_turn("Done.")]  # fmt: skip
+    async for chat in open_chat(replies):
+        chat.client.answer_approval = lambda request: {"decision": "allowAlways"}
+        await chat.prompt("go")
+        assert [r["args"]["command"] for r in chat.client.approval_requests] == ["echo same", "echo other"]
+
+
+async def test_edits_inside_the_workspace_need_no_approval_but_outside_do(tmp_path: Any) -> None:
+    outside = tmp_path / "outside.txt"
+    edit_in = ToolUse("e1", "write", {"path": "inside.txt", "content": "in\n"})
+    edit_out = ToolUse("e2", "write", {"path": str(outside), "content": "out\n"})
+    replies = [Reply(events=assistant_stream(edit_in, edit_out)), text_turn("Done.")]
+    async for chat in open_chat(replies):
+        chat.client.answer_approval = lambda request: {"decision": "deny"}
+        await chat.prompt("write both")
+        [request] = chat.client.approval_requests
+        assert request["toolName"] == "write" and request["preview"]["outsideWorkspace"] is True
+        assert request["preview"]["path"] == str(outside)
+        assert (chat.ws.cwd / "inside.txt").read_text() == "in\n" and not outside.exists()
+
+
+async def test_a_workspace_cannot_loosen_approval() -> None:
+    ws = Workspace(HELLO)
+    (ws.cwd / ".pi").mkdir()
+    (ws.cwd / ".pi" / "settings.json").write_text('{"approval": "auto"}')
+    async with FakeAnthropic([bash_turn("echo hi"), text_turn("Done.")]) as fake:
+        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+        client = await ChatClient.start(ws, fake.url, options={"model": MODEL})
+        try:
+            await client.new_session(ws)
+            client.answer_approval = lambda request: {"decision": "allow"}
+            await client.rpc.request("pi/prompt", {"text": "go"})
+            assert len(client.approval_requests) == 1
+        finally:
+            await client.close()
+            ws.cleanup()
+
+
+# ------------------------------------------------------------------------------ queues
+
+
+async def test_steering_lands_after_the_tool_batch_and_follow_up_when_it_would_stop() -> None:
+    replies = [bash_turn("sleep 0.6; echo slow"), text_turn("After steer."), text_turn("After follow-up.")]
+    async for chat in open_chat(replies, options={"approval": "auto"}):
+        running = asyncio.ensure_future(chat.prompt("start"))
+        await chat.client.wait_event(lambda e: e["type"] == "tool_execution_start")
+        assert await chat.prompt("steer me", streamingBehavior="steer") == {"queued": "steer"}
+        assert await chat.prompt("and then", streamingBehavior="followUp") == {"queued": "followUp"}
+        with pytest.raises(RpcError) as raised:
+            await chat.prompt("no behaviour")
+        assert raised.value.code == -32006
+        state = await chat.client.rpc.request("pi/getRunState", {})
+        assert state["running"] and state["queue"] == {"steering": ["steer me"], "followUp": ["and then"]}
+        assert [tool["toolName"] for tool in state["tools"]] == ["bash"]
+        result = await running
+        assert result["stopReason"] == "stop"
+        texts = [(m["role"], m["content"][0].get("text") if m["content"] else None) for m in chat.messages()]
+        assert texts == [
+            ("user", "start"), ("assistant", None), ("toolResult", "slow\n"), ("user", "steer me"),
+            ("assistant", "After steer."), ("user", "and then"), ("assistant", "After follow-up."),
+        ]  # fmt: skip
+        updates = [e for e in chat.client.event_list() if e["type"] == "queue_update"]
+        assert updates[-1] == {"type": "queue_update", "steering": [], "followUp": []}
+
+
+async def test_clear_queue_returns_the_texts() -> None:
+    async for chat in open_chat([bash_turn("sleep 0.5"), text_turn("Done.")], options={"approval": "auto"}):
+        running = asyncio.ensure_future(chat.prompt("start"))
+        await chat.client.wait_event(lambda e: e["type"] == "tool_execution_start")
+        await chat.prompt("later", streamingBehavior="followUp")
+        assert await chat.client.rpc.request("pi/clearQueue", {}) == {"steering": [], "followUp": ["later"]}
+        await running
+        assert [m["role"] for m in chat.messages()] == ["user", "assistant", "toolResult", "assistant"]
+
+
+# ------------------------------------------------------------------------------ clients and cancellation
+
+
+async def test_two_clients_see_the_events_and_the_run_state(tmp_path: Any) -> None:
+    ws = Workspace(HELLO)
+    async with FakeAnthropic([bash_turn("sleep 0.5; echo two"), text_turn("Done.")]) as fake:
+        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+        server = await start_network_server(tmp_path, "--tcp", **ws.server_env(fake.url))
+        options = {"model": MODEL, "approval": "auto", "token": server.token}
+        first = await ChatClient.attach(
+            await RpcClient.connect(server.host, server.port), ws, options=options
+        )
+        second = await ChatClient.attach(
+            await RpcClient.connect(server.host, server.port), ws, options=options
+        )
+        try:
+            state = await first.new_session(ws)
+            running = asyncio.ensure_future(first.rpc.request("pi/prompt", {"text": "start"}))
+            await first.wait_event(lambda e: e["type"] == "tool_execution_start")
+            await second.rpc.request("pi/openSession", {"path": state["file"]})  # flushed by now
+            joined = await second.rpc.request("pi/getRunState", {})
+            assert joined["running"] is True and [t["toolName"] for t in joined["tools"]] == ["bash"]
+            assert (await running)["stopReason"] == "stop"
+            await second.wait_event(lambda e: e["type"] == "agent_end")
+            first_seqs = [p["seq"] for p in first.events]
+            second_seqs = [p["seq"] for p in second.events]
+            assert first_seqs == list(range(1, len(first_seqs) + 1))
+            assert second_seqs == first_seqs[first_seqs.index(joined["seq"]) + 1 :]
+            assert {p["sessionId"] for p in second.events} == {state["sessionId"]}
+        finally:
+            await first.close()
+            await second.close()
+            server.process.kill()
+            await server.process.wait()
+            ws.cleanup()
+
+
+async def test_cancel_request_aborts_the_run_and_answers_with_it() -> None:
+    async for chat in open_chat([bash_turn("sleep 30.75")], options={"approval": "auto"}):
+        msg_id, future = chat.client.rpc.request_future("pi/prompt", {"text": "start"})
+        await chat.client.wait_event(lambda e: e["type"] == "tool_execution_update")
+        chat.client.rpc.notify("$/cancelRequest", {"id": msg_id})
+        result = json.loads(await asyncio.wait_for(future, 20))["result"]
+        assert result["stopReason"] == "aborted"
+        assert subprocess.run(["pgrep", "-f", "sleep 30.75"], capture_output=True).stdout == b""
+
+
+@pytest.mark.skipif(pi_unavailable() is not None, reason=str(pi_unavailable()))
+async def test_a_server_killed_mid_run_leaves_a_file_pi_continues() -> None:
+    ws = Workspace(HELLO)
+    try:
+        async with FakeAnthropic([bash_turn("sleep 30.5"), text_turn("Continued by pi.")]) as fake:
+            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+            rpc = await RpcClient.start(server_command(), env=ws.server_env(fake.url), quiet=True)
+            client = ChatClient(rpc)
+            await rpc.request("initialize", {"processId": os.getpid(), "capabilities": {},
+                                             "initializationOptions": {"pi": {"model": MODEL, "approval": "auto"}}})  # fmt: skip
+            rpc.notify("initialized", {})
+            state = await client.new_session(ws)
+            asyncio.ensure_future(rpc.request("pi/prompt", {"text": "start"}))
+            await client.wait_event(lambda e: e["type"] == "tool_execution_update")
+            rpc.process.send_signal(signal.SIGKILL)
+            await rpc.process.wait()
+            subprocess.run(["pkill", "-f", "sleep 30.5"], check=False)
+            pi = await PiRpc.start(ws.cwd, ws.agent_dir, ws.sessions, MODEL, tools=["read"])
+            try:
+                assert (await pi.command("switch_session", sessionPath=state["file"]))["success"]
+                messages = (await pi.command("get_messages"))["data"]["messages"]
+                assert [m["role"] for m in messages] == ["user", "assistant"]
+                await pi.command("prompt", message="go on")
+                await pi.wait_for(lambda events: any(e.get("type") == "agent_end" for e in events))
+            finally:
+                await pi.close()
+        roles = [e["message"]["role"] for e in ws.entries() if e["type"] == "message"]
+        assert roles == ["user", "assistant", "user", "assistant"]
+    finally:
+        ws.cleanup()
