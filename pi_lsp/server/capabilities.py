@@ -44,6 +44,8 @@ IMPLEMENTED_METHODS = (
     "pi/listModels",
     "pi/setModel",
     "pi/getSessionStats",
+    "pi/getCommands",
+    "pi/bash",
 )
 NOTIFICATIONS = (
     "pi/sessionChanged",

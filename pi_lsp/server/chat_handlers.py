@@ -68,6 +68,17 @@ async def get_session_stats(ctx: Context, p: Params) -> Any:
     return await ctx.service.runs.session_stats(ctx.client, p.session())
 
 
+async def get_commands(ctx: Context, p: Params) -> Any:
+    cwd = ctx.service.prompt.request_cwd(ctx.client, p.session(), p.opt_string("cwd"))
+    return await ctx.service.runs.get_commands(cwd)
+
+
+async def bash(ctx: Context, p: Params) -> Any:
+    command = p.nonempty_string("command")
+    exclude = p.opt_bool("excludeFromContext", False)
+    return await ctx.service.runs.bash(ctx.client, p.session(), command, exclude)
+
+
 CHAT_METHODS: dict[str, Handler] = {
     "pi/prompt": prompt,
     "pi/abort": abort,
@@ -76,4 +87,6 @@ CHAT_METHODS: dict[str, Handler] = {
     "pi/listModels": list_models,
     "pi/setModel": set_model,
     "pi/getSessionStats": get_session_stats,
+    "pi/getCommands": get_commands,
+    "pi/bash": bash,
 }

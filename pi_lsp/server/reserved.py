@@ -8,7 +8,4 @@ typo. The compaction, prompt and chat wiring replaces entries here by real handl
 
 from __future__ import annotations
 
-RESERVED_METHODS: dict[str, str] = {
-    "pi/getCommands": "chat",
-    "pi/bash": "chat",
-}
+RESERVED_METHODS: dict[str, str] = {}

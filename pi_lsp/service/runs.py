@@ -30,6 +30,7 @@ from pi_lsp.agent.documents import EditorDocuments
 from pi_lsp.agent.loop import LoopHooks, Message, now_ms
 from pi_lsp.agent.queue import MessageQueues
 from pi_lsp.agent.runner import CompactionDecision, CompactionHooks, Runner, RunResult
+from pi_lsp.agent_dir import agent_dir
 from pi_lsp.secrets import redact
 from pi_lsp.service import entries as ops
 from pi_lsp.service.compaction_config import RunConfig
@@ -40,6 +41,7 @@ from pi_lsp.service.settings import Settings
 
 if TYPE_CHECKING:
     from pi_lsp.llm.models import ModelInfo
+    from pi_lsp.prompt.commands import SlashCommands
     from pi_lsp.service.compaction import CompactionService
 
 log = logging.getLogger(__name__)
@@ -172,6 +174,8 @@ class RunService:
     ) -> dict[str, Any]:
         session = self.host.registry.resolve(client, session_id)
         chat = self.chat(session)
+        commands = await self._commands(session.manager.cwd)
+        text = commands.expand(text)  # /skill:name and templates, as pi stores them
         if chat.runner is not None:
             if streaming_behavior is None:
                 raise SessionBusy(
@@ -194,7 +198,7 @@ class RunService:
             raise ModelError(NO_KEY, {"retryable": False})
         cwd = session.manager.cwd
         tool_names = settings.tools
-        tools = _create_tools(tool_names)
+        tools = _create_tools(tool_names, settings)
         system = await self.system_prompt(client, cwd, [tool.name for tool in tools])
         sdk = await asyncio.get_running_loop().run_in_executor(None, self.sdk_factory, api_key, settings)
 
@@ -556,6 +560,59 @@ class RunService:
 
         return await self.host.run(session, stats, writes=False)
 
+    # ------------------------------------------------------------------ slash commands, user bash
+
+    async def _commands(self, cwd: str) -> SlashCommands:
+        from pi_lsp.prompt.commands import load_slash_commands
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, load_slash_commands, cwd, str(agent_dir()))
+
+    async def get_commands(self, cwd: str) -> dict[str, Any]:
+        """``pi/getCommands``: prompt templates, then skills as ``skill:<name>`` (pi's order)."""
+        return {"commands": (await self._commands(cwd)).to_wire()}
+
+    async def bash(
+        self, client: Client, session_id: str | None, command: str, exclude_from_context: bool
+    ) -> dict[str, Any]:
+        """``pi/bash``: the user's ``!cmd`` / ``!!cmd``, stored as pi's ``bashExecution`` message.
+
+        During a run pi holds the message back until the run ends; so does this (the command runs
+        at once, its entry is appended when the run is over). Cancelling kills the command.
+        """
+        from pi_lsp.agent.tools.user_bash import run_user_bash
+
+        session = self.host.registry.resolve(client, session_id)
+        options = _shell_options(client.settings)
+        abort = asyncio.Event()
+        task = asyncio.ensure_future(
+            run_user_bash(
+                command,
+                session.manager.cwd,
+                abort,
+                shell_path=options["shell_path"],
+                command_prefix=options["shell_command_prefix"],
+            )
+        )
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            abort.set()
+            result = await task
+        chat = self.chat(session)
+        while chat.task is not None:
+            await asyncio.wait({chat.task})
+        message = result.to_message(command, now_ms(), True if exclude_from_context else None)
+        entry_id = await self.host.run(session, lambda: session.manager.append_message(message), writes=True)
+        self.host.emit(session, ops.Change("append", [entry_id]))
+        return {
+            "output": result.output,
+            "exitCode": result.exit_code,
+            "cancelled": result.cancelled,
+            "truncated": result.truncated,
+            "entryId": entry_id,
+        }
+
 
 # ------------------------------------------------------------------------------ helpers
 
@@ -625,11 +682,21 @@ def _append_initial(session: OpenSession, entries: list[tuple[str, Any]]) -> lis
     return ids
 
 
-def _create_tools(names: list[str]) -> list[Any]:
+def _shell_options(settings: Settings) -> dict[str, str | None]:
+    """pi's ``shellPath`` / ``shellCommandPrefix`` settings, for bash and the user's ``!cmd``."""
+    raw = settings.as_dict()
+    path, prefix = raw.get("shellPath"), raw.get("shellCommandPrefix")
+    return {
+        "shell_path": path if isinstance(path, str) and path else None,
+        "shell_command_prefix": prefix if isinstance(prefix, str) and prefix else None,
+    }
+
+
+def _create_tools(names: list[str], settings: Settings) -> list[Any]:
     from pi_lsp.agent.tools import create_tools
 
     try:
-        return list(create_tools(names))
+        return list(create_tools(names, **_shell_options(settings)))
     except ValueError as error:
         raise InvalidParams(f"setting tools: {error}", {"field": "tools"}) from None
 

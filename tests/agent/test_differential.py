@@ -36,6 +36,7 @@ def _needs_pi() -> None:
     """Skipped with the reason where pi is missing; failed where CI requires pi."""
     require_oracle()
 
+
 FILES = {"hello.txt": "line one\nline two\n", "notes.md": "# Notes\nold text here\n"}
 FILE_TOOLS = ["read", "edit", "write"]
 
@@ -179,3 +180,23 @@ def test_context_overflow_compacts_and_retries() -> None:
     theirs, ours = both(script, settings={"compaction": {"keepRecentTokens": 1}})
     assert_same(theirs, ours)
     assert [e["type"] for e in ours.entries].count("compaction") == 1
+
+
+def test_prompt_templates_and_skills_are_expanded_before_the_run() -> None:
+    files = {
+        **FILES,
+        ".pi/prompts/review.md": "---\ndescription: Review a file\n---\nReview $1 and then $@ carefully.\n",
+        ".pi/skills/tidy/SKILL.md": "---\nname: tidy\ndescription: Tidy things up\n---\nBe tidy.\n",
+    }
+    script = Script(
+        [Reply(events=assistant_stream(Text("Reviewed."), message_id="m1")),
+         Reply(events=assistant_stream(Text("Tidied."), message_id="m2"))],
+        prompts=("/review hello.txt notes.md", "/skill:tidy the desk"),
+    )  # fmt: skip
+    theirs, ours = both(script, files=files)
+    assert_same(theirs, ours)
+    texts = [
+        e["message"]["content"][0]["text"] for e in ours.entries if e.get("message", {}).get("role") == "user"
+    ]
+    assert texts[0].startswith("Review hello.txt and then hello.txt notes.md")
+    assert texts[1].startswith('<skill name="tidy"')

@@ -16,7 +16,8 @@ import pytest
 from pi_lsp.server.rpc_client import RpcClient, RpcError, server_command
 from tests.agent.chat_support import API_KEY, MODEL, ChatClient, Workspace
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream, error_reply
-from tests.pi.pi_rpc import PiRpc, pi_unavailable, write_agent_dir
+from tests.oracle import require_oracle
+from tests.pi.pi_rpc import PiRpc, write_agent_dir
 from tests.server.network_support import start_network_server
 
 HELLO = {"hello.txt": "line one\n"}
@@ -275,22 +276,25 @@ async def test_cancel_request_aborts_the_run_and_answers_with_it() -> None:
         assert subprocess.run(["pgrep", "-f", "sleep 30.75"], capture_output=True).stdout == b""
 
 
-@pytest.mark.skipif(pi_unavailable() is not None, reason=str(pi_unavailable()))
+@pytest.mark.oracle
 async def test_a_server_killed_mid_run_leaves_a_file_pi_continues() -> None:
+    require_oracle()
     ws = Workspace(HELLO)
     try:
         async with FakeAnthropic([bash_turn("sleep 30.5"), text_turn("Continued by pi.")]) as fake:
             write_agent_dir(ws.agent_dir, fake.url, ws.settings)
             rpc = await RpcClient.start(server_command(), env=ws.server_env(fake.url), quiet=True)
             client = ChatClient(rpc)
-            await rpc.request("initialize", {"processId": os.getpid(), "capabilities": {},
-                                             "initializationOptions": {"pi": {"model": MODEL, "approval": "auto"}}})  # fmt: skip
+            options = {"pi": {"model": MODEL, "approval": "auto"}}
+            init = {"processId": os.getpid(), "capabilities": {}, "initializationOptions": options}
+            await rpc.request("initialize", init)
             rpc.notify("initialized", {})
             state = await client.new_session(ws)
-            asyncio.ensure_future(rpc.request("pi/prompt", {"text": "start"}))
+            prompt = asyncio.ensure_future(rpc.request("pi/prompt", {"text": "start"}))
             await client.wait_event(lambda e: e["type"] == "tool_execution_update")
             rpc.process.send_signal(signal.SIGKILL)
             await rpc.process.wait()
+            prompt.cancel()
             subprocess.run(["pkill", "-f", "sleep 30.5"], check=False)
             pi = await PiRpc.start(ws.cwd, ws.agent_dir, ws.sessions, MODEL, tools=["read"])
             try:
@@ -305,3 +309,36 @@ async def test_a_server_killed_mid_run_leaves_a_file_pi_continues() -> None:
         assert roles == ["user", "assistant", "user", "assistant"]
     finally:
         ws.cleanup()
+
+
+# ------------------------------------------------------------------------------ slash commands, user bash
+
+
+async def test_get_commands_lists_templates_then_skills() -> None:
+    async for chat in open_chat([text_turn("never")]):
+        prompts = chat.ws.cwd / ".pi" / "prompts"
+        prompts.mkdir(parents=True)
+        (prompts / "review.md").write_text("---\ndescription: Review a file\n---\nReview $1 carefully.\n")
+        skill = chat.ws.cwd / ".pi" / "skills" / "tidy"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy things up\n---\nBe tidy.\n")
+        result = await chat.client.rpc.request("pi/getCommands", {"cwd": str(chat.ws.cwd)})
+        assert [(c["name"], c["source"], c["description"]) for c in result["commands"]] == [
+            ("review", "prompt", "Review a file"), ("skill:tidy", "skill", "Tidy things up")
+        ]  # fmt: skip
+
+
+async def test_user_bash_is_stored_as_a_bash_execution_message() -> None:
+    async for chat in open_chat([text_turn("Seen.")]):
+        result = await chat.client.rpc.request("pi/bash", {"command": "echo from-user; exit 3"})
+        assert result["output"] == "from-user\n" and result["exitCode"] == 3 and result["cancelled"] is False
+        hidden = await chat.client.rpc.request(
+            "pi/bash", {"command": "echo secret", "excludeFromContext": True}
+        )
+        await chat.prompt("what happened?")
+        entries = chat.ws.entries()
+        bash = [e for e in entries if e["type"] == "message" and e["message"]["role"] == "bashExecution"]
+        assert [e["id"] for e in bash] == [result["entryId"], hidden["entryId"]]
+        assert bash[1]["message"]["excludeFromContext"] is True
+        sent = json.dumps(chat.fake.requests[0].body["messages"])
+        assert "from-user" in sent and "Command exited with code 3" in sent and "secret" not in sent
