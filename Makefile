@@ -32,9 +32,11 @@ test: setup oracle
 test-fast: setup
 	$(BIN)/pytest -q -x -m "not slow"
 
+# ruff, mypy --strict, and the layer rules of ARCHITECTURE.md (import-linter contracts in pyproject.toml).
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: setup oracle
 	$(BIN)/python benchmarks/bench_session.py

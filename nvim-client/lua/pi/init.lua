@@ -38,6 +38,14 @@ M.methods = {
   get_system_prompt = "pi/getSystemPrompt",
   list_skills = "pi/listSkills",
   prompt = "pi/prompt",
+  abort = "pi/abort",
+  clear_queue = "pi/clearQueue",
+  get_run_state = "pi/getRunState",
+  list_models = "pi/listModels",
+  set_model = "pi/setModel",
+  get_session_stats = "pi/getSessionStats",
+  get_commands = "pi/getCommands",
+  bash = "pi/bash",
 }
 
 --- JSON-RPC error codes of the contract.

@@ -1,0 +1,1 @@
+"""What the server offers, without pygls: services built in :mod:`pi_lsp.service.build`."""
