@@ -71,6 +71,7 @@ GREP_CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("context", {"pattern": "helper", "context": 2, "path": "src"}, TREE),
     ("context at file start", {"pattern": "Hello World", "context": 3}, TREE),
     ("crlf with context", {"pattern": "crlf", "context": 1}, TREE),
+    ("fractional context", {"pattern": "helper", "context": 1.5, "path": "src"}, TREE),
     ("long line cut", {"pattern": "zzzz"}, TREE),
     ("no matches", {"pattern": "nothing-matches-this"}, TREE),
     ("missing path", {"pattern": "x", "path": "nope"}, TREE),

@@ -132,7 +132,8 @@ def _format(
         last = min(len(lines), number + context) if context > 0 else number
         current = first
         while current <= last:
-            line = lines[int(current) - 1] if 0 < current <= len(lines) else ""
+            whole = float(current).is_integer() and 0 < current <= len(lines)
+            line = lines[int(current) - 1] if whole else ""  # lines[1.5] is undefined in JS
             cut, was_cut = truncate_line(line.replace("\r", ""))
             lines_cut = lines_cut or was_cut
             separator = ":" if current == number else "-"
