@@ -8,6 +8,9 @@ tree comes near, saying so once (``WalkBudget.exceeded``).
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -92,3 +95,40 @@ class RuleBudget:
             f"more than {MAX_IGNORE_RULES:,} ignore rules below {root};"
             f" rules from {self.dropped_at} on are not applied"
         )
+
+
+def walk_dirs(
+    root: str,
+    budget: WalkBudget,
+    *,
+    follow_symlinks: bool,
+    skip: Callable[[str], bool] = lambda name: False,
+) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
+    """Each directory below ``root`` (itself included) with its entries, depth first, each real
+    directory once, within ``budget``; entries whose name ``skip`` accepts are not descended into.
+    Unreadable directories are passed over."""
+    seen: set[str] = set()
+    stack = [(root, 0)]
+    while stack:
+        directory, depth = stack.pop()
+        real = os.path.realpath(directory) if follow_symlinks else directory
+        if real in seen:
+            continue
+        if not budget.enter(depth):
+            if budget.exceeded is not None:
+                return
+            continue
+        seen.add(real)
+        try:
+            with os.scandir(directory) as iterator:
+                entries = list(iterator)
+        except OSError:
+            continue
+        if not budget.listed(len(entries)):
+            return
+        yield directory, entries
+        for entry in entries:
+            if not skip(entry.name):
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=follow_symlinks):
+                        stack.append((entry.path, depth + 1))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pi_lsp.prompt.walk_limits import WalkBudget
+from pi_lsp.prompt.walk_limits import WalkBudget, walk_dirs
 from pi_lsp.prompt.watch_plan import WatchPlan, iter_tree_files
 from pi_lsp.stat_poll import Snapshot, changed_paths, snapshot
 
@@ -174,25 +174,9 @@ def _walkable(tree: str) -> bool:
     skills folder linked to ``/`` would otherwise put a watch on every folder of the disk).
     Symlinked folders are not counted: watchdog does not follow them either."""
     budget = WalkBudget()
-    stack = [(tree, 0)]
-    while stack:
-        directory, depth = stack.pop()
-        if not budget.enter(depth):
-            if budget.exceeded is not None:
-                return False
-            continue
-        try:
-            with os.scandir(directory) as iterator:
-                entries = list(iterator)
-        except OSError:
-            continue
-        if not budget.listed(len(entries)):
-            return False
-        for entry in entries:
-            with contextlib.suppress(OSError):
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, depth + 1))
-    return True
+    for _ in walk_dirs(tree, budget, follow_symlinks=False):
+        pass
+    return budget.exceeded is None
 
 
 def _identity(path: str) -> tuple[int, int] | None:

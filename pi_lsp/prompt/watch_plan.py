@@ -8,6 +8,7 @@ watching its nearest existing ancestor, so creating it is seen too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pi_lsp.prompt.context_files import context_file_candidates
 from pi_lsp.prompt.resources import load_settings, prompt_resource_candidates
 from pi_lsp.prompt.skill_discovery import skill_locations
 from pi_lsp.prompt.skills import IGNORE_FILE_NAMES
-from pi_lsp.prompt.walk_limits import WalkBudget
+from pi_lsp.prompt.walk_limits import WalkBudget, walk_dirs
 
 __all__ = ["WatchPlan", "iter_tree_files", "nearest_existing_dir", "plan_watch"]
 
@@ -109,38 +110,16 @@ def iter_tree_files(root: str) -> Iterator[str]:
     if os.path.isfile(root):
         yield root
         return
-    seen: set[str] = set()
-    budget = WalkBudget()
-    stack = [(root, 0)]
-    while stack:
-        directory, depth = stack.pop()
-        real = os.path.realpath(directory)
-        if real in seen:
-            continue
-        if not budget.enter(depth):
-            if budget.exceeded is not None:
-                return
-            continue
-        seen.add(real)
-        try:
-            with os.scandir(directory) as iterator:
-                entries = list(iterator)
-        except OSError:
-            continue
-        if not budget.listed(len(entries)):
-            return
+    for _, entries in walk_dirs(root, WalkBudget(), follow_symlinks=True, skip=_hidden):
         for entry in entries:
-            if entry.name == "node_modules" or (
-                entry.name.startswith(".") and entry.name not in IGNORE_FILE_NAMES
-            ):
-                continue
-            try:
-                if entry.is_dir():
-                    stack.append((entry.path, depth + 1))
-                elif entry.is_file():
-                    yield entry.path
-            except OSError:
-                continue
+            if not _hidden(entry.name):
+                with contextlib.suppress(OSError):
+                    if entry.is_file():
+                        yield entry.path
+
+
+def _hidden(name: str) -> bool:
+    return name == "node_modules" or (name.startswith(".") and name not in IGNORE_FILE_NAMES)
 
 
 def plan_watch(cwd: str, agent_dir: str, *, home: str | None = None) -> WatchPlan:

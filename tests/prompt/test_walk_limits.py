@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,20 +24,26 @@ class TooMuchWork(Exception):
     pass
 
 
+def count_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[object]:
+    """Replace ``owner.name`` by a wrapper recording each call's first argument; more than 2,000
+    calls fail the test at once (the unbounded walks make millions)."""
+    calls: list[object] = []
+    real = getattr(owner, name)
+
+    def counting(first: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(first)
+        if len(calls) > 2_000:
+            raise TooMuchWork(first)
+        return real(first, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return calls
+
+
 @pytest.fixture
-def listings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every directory the skill walk lists; more than 2,000 listings fail the test at once."""
-    seen: list[str] = []
-    real = skills._sorted_entries
-
-    def counting(directory: str) -> list[os.DirEntry[str]]:
-        seen.append(directory)
-        if len(seen) > 2_000:
-            raise TooMuchWork(directory)
-        return real(directory)
-
-    monkeypatch.setattr(skills, "_sorted_entries", counting)
-    yield seen
+def listings(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every directory the skill walk lists."""
+    return count_calls(monkeypatch, skills, "_sorted_entries")
 
 
 def skill(directory: Path, name: str) -> None:
@@ -55,11 +61,11 @@ def diamonds(root: Path, levels: int) -> None:
     skill(root / f"d{levels}" / "deep-skill", "deep-skill")
 
 
-def test_symlink_diamonds_are_walked_once_per_real_folder(tmp_path: Path, listings: list[str]) -> None:
+def test_symlink_diamonds_are_walked_once_per_real_folder(tmp_path: Path, listings: list[object]) -> None:
     root = tmp_path / "skills"
     diamonds(root, 24)  # 16 million paths for a walk without a visited set
     result = load_skills_from_dir(str(root), "project")
-    real_dirs = {os.path.realpath(d) for d in listings}
+    real_dirs = {os.path.realpath(str(d)) for d in listings}
     assert len(listings) == len(real_dirs) <= 27
     assert [s.name for s in result.skills] == ["deep-skill"]
     assert result.skills[0].file_path == str(
@@ -68,7 +74,7 @@ def test_symlink_diamonds_are_walked_once_per_real_folder(tmp_path: Path, listin
 
 
 def test_a_link_to_the_root_folder_is_walked_within_limits(
-    tmp_path: Path, listings: list[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, listings: list[object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(walk_limits, "MAX_WALK_DIRS", 300)
     root = tmp_path / "skills"
@@ -88,7 +94,7 @@ def test_a_link_to_the_root_folder_is_walked_within_limits(
 
 
 def test_the_depth_limit_leaves_deeper_folders_out_and_says_so(
-    tmp_path: Path, listings: list[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, listings: list[object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(walk_limits, "MAX_WALK_DEPTH", 3)
     root = tmp_path / "skills"
@@ -101,7 +107,7 @@ def test_the_depth_limit_leaves_deeper_folders_out_and_says_so(
     ]
 
 
-def test_a_loop_is_still_reported(tmp_path: Path, listings: list[str]) -> None:
+def test_a_loop_is_still_reported(tmp_path: Path, listings: list[object]) -> None:
     root = tmp_path / "skills"
     skill(root / "one", "one")
     (root / "one-more").mkdir()
@@ -129,19 +135,9 @@ def test_the_watcher_walk_has_the_same_limits(tmp_path: Path, monkeypatch: pytes
     root = tmp_path / "skills"
     diamonds(root, 24)
     (root / "everything").symlink_to("/")
-    calls = 0
-    real_scandir = os.scandir
-
-    def counting(path: str) -> object:
-        nonlocal calls
-        calls += 1
-        if calls > 2_000:
-            raise TooMuchWork(path)
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", counting)
+    calls = count_calls(monkeypatch, os, "scandir")
     files = list(iter_tree_files(str(root)))
-    assert calls <= 50
+    assert len(calls) <= 50
     assert len(files) == len(set(files))
 
 
@@ -155,17 +151,19 @@ def test_prompt_template_folders_are_walked_once_per_real_folder(
     ws = tmp_path / "ws"
     (ws / ".pi").mkdir(parents=True)
     (ws / ".pi" / "settings.json").write_text(json.dumps({"prompts": [str(prompts)]}))
-    calls = 0
-    real_listdir = os.listdir
-
-    def counting(path: str) -> list[str]:
-        nonlocal calls
-        calls += 1
-        if calls > 2_000:
-            raise TooMuchWork(path)
-        return real_listdir(path)
-
-    monkeypatch.setattr(os, "listdir", counting)
+    calls = count_calls(monkeypatch, os, "listdir")
     found = discover_prompt_templates(str(ws), str(tmp_path / "agent"), home=str(tmp_path / "home"))
     assert [t.name for t in found] == ["SKILL", "review"]  # diamonds() leaves a SKILL.md too
-    assert calls <= 30
+    assert len(calls) <= 30
+
+
+def test_a_recursive_watch_is_not_placed_on_a_link_to_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_lsp.prompt.watch_backends import _walkable
+
+    monkeypatch.setattr(walk_limits, "MAX_WALK_DIRS", 50)
+    skill(tmp_path / "skills" / "one", "one")
+    (tmp_path / "linked").symlink_to("/")
+    assert _walkable(str(tmp_path / "skills"))
+    assert not _walkable(str(tmp_path / "linked"))
