@@ -6,7 +6,8 @@
 //   {baseUrl, modelId, apiKey, context: {systemPrompt?, messages, tools?}, reasoning?,
 //    abortOnEvent?: {type, count}}  -- abort when the count-th event of that type arrives
 // Calls run one after the other. Output (stdout JSON):
-//   {results: [{events: [{type, contentIndex?, delta?, content?, toolCall?, reason?}], message}]}
+//   {results: [{events: [{type, contentIndex?, delta?, content?, toolCall?, reason?}], message,
+//               wallMs, cpuMs, firstDeltaMs}]}   (timings for benchmarks/bench_llm_stream.py)
 
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -25,6 +26,9 @@ async function runCall(ai, input) {
 	const known = ai.getModel("anthropic", input.modelId);
 	if (!known) throw new Error(`unknown model ${input.modelId}`);
 	const model = { ...known, baseUrl: input.baseUrl };
+	const started = performance.now();
+	const cpu = process.cpuUsage();
+	let firstDeltaMs = null;
 	const controller = new AbortController();
 	const stream = ai.streamSimple(model, input.context, {
 		apiKey: input.apiKey,
@@ -37,11 +41,14 @@ async function runCall(ai, input) {
 	for await (const event of stream) {
 		const { partial, message, error, ...rest } = event;
 		events.push(rest);
+		if (firstDeltaMs === null && event.type.endsWith("_delta")) firstDeltaMs = performance.now() - started;
 		const trigger = input.abortOnEvent;
 		if (trigger && event.type === trigger.type && ++seen === trigger.count) controller.abort();
 	}
 	const message = await stream.result();
-	return { events, message };
+	const used = process.cpuUsage(cpu);
+	const wallMs = performance.now() - started;
+	return { events, message, wallMs, cpuMs: (used.user + used.system) / 1000, firstDeltaMs };
 }
 
 async function main() {
