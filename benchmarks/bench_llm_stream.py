@@ -63,7 +63,9 @@ def scenarios() -> dict[str, list[str]]:
     content = "print('hello world')\n" * 10000
     return {
         "text": assistant_stream(Text("word " * 4000, chunks=2000)),
-        "tool": assistant_stream(ToolUse("toolu_1", "write", {"path": "a.py", "content": content}, chunks=4000)),
+        "tool": assistant_stream(
+            ToolUse("toolu_1", "write", {"path": "a.py", "content": content}, chunks=4000)
+        ),
     }
 
 
