@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pi_lsp.agent.tools import run_user_bash
+from pi_lsp.agent.tools import ToolContext, ToolResult, run_user_bash
 from tests.pi.differential import compare
 from tests.pi.pi_tools import PiTools, make_tree, run_ours, swap_root
 
@@ -49,15 +49,26 @@ async def test_bash_matches_pi(pi_tools: PiTools, tmp_path: Path, args: dict[str
     pi_root, our_root = tmp_path / "pi", tmp_path / "ours"
     make_tree(pi_root, files)
     make_tree(our_root, files)
-    theirs = pi_tools.call("execute", tool="bash", cwd=str(pi_root), args=args)
-    theirs.pop("updates", None)
-    ours = await run_ours("bash", args, str(our_root))
-    theirs = swap_root(theirs, str(pi_root), str(our_root))
+    theirs = swap_root(
+        pi_tools.call("execute", tool="bash", cwd=str(pi_root), args=args), str(pi_root), str(our_root)
+    )
+    pi_updates = theirs.pop("updates")
+    updates: list[ToolResult] = []
+    ours = await run_ours(
+        "bash", args, str(our_root), ctx=ToolContext(cwd=str(our_root), on_update=updates.append)
+    )
     assert _normalise(ours) == _normalise(theirs)
+    # the partial results: the same first one, and the same last one (timing decides those between)
+    assert updates[0].to_wire() == pi_updates["first"]
+    assert _normalise(updates[-1].to_wire()) == _normalise(pi_updates["last"])
     details = ours.get("ok", {}).get("details")
     if details:
         full = Path(details["fullOutputPath"])
-        assert TEMP_LOG.search(str(full)) and full.exists()
+        assert TEMP_LOG.search(str(full))
+        pi_full = Path(theirs["ok"]["details"]["fullOutputPath"])
+        assert full.read_bytes() == pi_full.read_bytes()
+        full.unlink()
+        pi_full.unlink()
 
 
 USER_BASH_CASES: list[tuple[str, str]] = [
@@ -91,6 +102,8 @@ async def test_user_bash_matches_pi(pi_tools: PiTools, tmp_path: Path, command: 
                 break
             await asyncio.sleep(0.05)
         assert Path(ours.full_output_path).read_text() == pi_file.read_text()
+        Path(ours.full_output_path).unlink()
+        pi_file.unlink()
 
 
 async def test_user_bash_cancel_matches_pi(pi_tools: PiTools, tmp_path: Path) -> None:
@@ -107,7 +120,7 @@ async def test_bash_abort_matches_pi(pi_tools: PiTools, tmp_path: Path) -> None:
     args = {"command": "echo started; sleep 10"}
     theirs = pi_tools.call("execute", tool="bash", cwd=str(tmp_path), args=args, abortAfterMs=400)
     ours = await run_ours("bash", args, str(tmp_path), abort_after=0.4)
-    assert ours == {k: v for k, v in theirs.items() if k != "updates"}
+    assert ours == {"error": theirs["error"]}
 
 
 async def test_missing_cwd_matches_pi(pi_tools: PiTools, tmp_path: Path) -> None:

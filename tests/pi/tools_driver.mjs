@@ -23,6 +23,11 @@ function withAbort(abortAfterMs) {
   return controller.signal;
 }
 
+// Partial results a tool sent: how many, the first and the last (bash sends them, cumulative).
+function summarise(updates) {
+  return { count: updates.length, first: updates[0] ?? null, last: updates.at(-1) ?? null };
+}
+
 async function handle(req) {
   switch (req.op) {
     case "definitions": {
@@ -48,9 +53,9 @@ async function handle(req) {
       if (def.prepareArguments) args = def.prepareArguments(args);
       try {
         const result = await def.execute("call-1", args, withAbort(req.abortAfterMs), onUpdate, undefined);
-        return { ok: JSON.parse(JSON.stringify(result)), updates: updates.length };
+        return { ok: JSON.parse(JSON.stringify(result)), updates: summarise(updates) };
       } catch (error) {
-        return { error: error instanceof Error ? error.message : String(error) };
+        return { error: error instanceof Error ? error.message : String(error), updates: summarise(updates) };
       }
     }
     case "prepare": {
