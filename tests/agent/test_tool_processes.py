@@ -160,3 +160,29 @@ async def test_read_only_tools_honour_an_abort(tmp_path: Path, tool: str, args: 
     ctx.abort.set()
     with pytest.raises(ToolError, match=r"^Operation aborted$"):
         await create_tools([tool])[0].execute("1", dict(args), ctx)
+
+
+async def test_user_bash_result_is_pis_bash_execution_message(tmp_path: Path) -> None:
+    done = await run_user_bash("echo hi; exit 3", str(tmp_path), asyncio.Event())
+    assert done.to_message("echo hi; exit 3", 1700000000000) == {
+        "role": "bashExecution",
+        "command": "echo hi; exit 3",
+        "output": "hi\n",
+        "exitCode": 3,
+        "cancelled": False,
+        "truncated": False,
+        "timestamp": 1700000000000,
+    }
+    abort = asyncio.Event()
+    abort.set()
+    cancelled = await run_user_bash("echo never", str(tmp_path), abort)
+    message = cancelled.to_message("echo never", 5, exclude_from_context=True)
+    assert message == {
+        "role": "bashExecution",
+        "command": "echo never",
+        "output": "",
+        "cancelled": True,
+        "truncated": False,
+        "timestamp": 5,
+        "excludeFromContext": True,
+    }
