@@ -61,6 +61,17 @@ def _parser() -> argparse.ArgumentParser:
     context.add_argument("--leaf", help="entry id to build the context for (default: the leaf)")
     context.add_argument("--json", action="store_true", help="print the pi/buildContext result")
 
+    chat = commands.add_parser("chat", help="chat with the agent in this terminal (needs ANTHROPIC_API_KEY)")
+    chat.add_argument("prompt", nargs="?", metavar="PROMPT", help="answer this one prompt and exit")
+    where = chat.add_mutually_exclusive_group()
+    where.add_argument("--session", metavar="FILE", help="continue this session file")
+    where.add_argument("--continue", dest="continue_recent", action="store_true",
+                       help="continue the project's most recent session")  # fmt: skip
+    chat.add_argument("--cwd", help="project folder (default: the current directory)")
+    chat.add_argument("--model", help="an Anthropic model id (see pi/listModels)")
+    chat.add_argument("--thinking", choices=("off", "minimal", "low", "medium", "high", "xhigh"))
+    chat.add_argument("--approval", choices=("auto", "acceptEdits", "ask"), help="default: acceptEdits")
+
     demo = commands.add_parser("demo", help="drive a real server over stdio as an editor would (offline)")
     demo.add_argument("--dir", help="folder for the demo's files, kept (default: a temporary folder)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary folder and print its path")
@@ -110,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if command == "serve":
             return _serve(args)
+        if command == "chat":
+            return _chat(args)
         if command == "demo":
             from pi_lsp.server.demo import run_demo
 
@@ -131,6 +144,31 @@ def main(argv: list[str] | None = None) -> int:
         message = mapped.message if mapped is not None else f"{type(error).__name__}: {error}"
         print(f"pi-lsp: error: {redact(message)}", file=sys.stderr)
         return 1
+
+
+def _chat(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from pi_lsp.server.chat_cli import chat_main
+
+    options = {
+        key: value
+        for key, value in (
+            ("model", args.model),
+            ("thinkingLevel", args.thinking),
+            ("approval", args.approval),
+        )
+        if value is not None
+    }
+    return asyncio.run(
+        chat_main(
+            args.prompt,
+            session=args.session,
+            continue_recent=args.continue_recent,
+            cwd=args.cwd,
+            options=options,
+        )
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
