@@ -11,9 +11,10 @@ from tests.pi.pi_rpc import write_agent_dir
 
 
 async def run_chat(ws: Workspace, base_url: str, args: list[str], stdin: bytes) -> tuple[int, str, str]:
+    env = ws.server_env(base_url, PI_CODING_AGENT_SESSION_DIR=str(ws.sessions))
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "pi_lsp", "chat", "--cwd", str(ws.cwd), "--model", MODEL, *args,
-        env=ws.server_env(base_url, PI_CODING_AGENT_SESSION_DIR=str(ws.sessions)), stdin=asyncio.subprocess.PIPE,
+        env=env, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     out, err = await asyncio.wait_for(process.communicate(stdin), 60)
