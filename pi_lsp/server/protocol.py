@@ -86,6 +86,7 @@ class PiProtocol(LanguageServerProtocol):
         self.suppressed_responses: set[MsgId] = set()
         self.on_exit: Callable[[], None] | None = None
         self._pending_writes: set[asyncio.Future[Any]] = set()
+        self._shutdown_ids: set[MsgId] = set()
 
     # ------------------------------------------------------------------ input
 
@@ -158,6 +159,8 @@ class PiProtocol(LanguageServerProtocol):
         if self._shutdown and hasattr(message, "id") and getattr(message, "method", types.EXIT) != types.EXIT:
             self._write_error(message.id, INVALID_REQUEST, "the server is shutting down")
             return
+        if getattr(message, "method", None) == types.SHUTDOWN and hasattr(message, "id"):
+            self._shutdown_ids.add(message.id)
         super().handle_message(message)
 
     # ------------------------------------------------------------------ results and errors
@@ -195,6 +198,26 @@ class PiProtocol(LanguageServerProtocol):
             initialize_result(), types.InitializeResult
         )
         return result
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls' shutdown (user handler, then cancel other requests), made safe for two shutdowns.
+
+        Neovim 0.7 sends ``shutdown`` twice when it quits (the plugin stops its client, then
+        Neovim's own exit handler stops every client). pygls cancelled the other shutdown while
+        iterating over its request table; that cancellation removes the entry at once
+        (concurrent futures run their callbacks synchronously), so the loop died with
+        "dictionary changed size during iteration" and the first shutdown was answered -32603.
+        Here the table is copied first and another shutdown is never cancelled: both get ``null``.
+        """
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        self._shutdown_ids.discard(current_id)
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and msg_id not in self._shutdown_ids and not future.done():
+                future.cancel()
+        self._shutdown = True
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:

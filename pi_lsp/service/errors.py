@@ -95,6 +95,8 @@ def from_exception(error: BaseException) -> PiError | None:
         return InvalidSessionFile(str(error), {"path": error.path})
     if isinstance(error, session_errors.InvalidEntryError):
         return InvalidParams(str(error))
+    if isinstance(error, session_errors.SearchTimeoutError):
+        return InvalidParams(str(error), {"field": "query", "reason": "timeout"})
     if isinstance(error, session_errors.SessionFileConflictError):
         return SessionBusy(f"{error}; another writer changed the file, try again", {"conflict": True})
     if isinstance(error, OSError):

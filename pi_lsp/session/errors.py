@@ -29,3 +29,7 @@ class InvalidEntryError(SessionError, ValueError):
 
 class SessionFileConflictError(SessionError):
     """The file changed on disk in a way that makes the requested write unsafe."""
+
+
+class SearchTimeoutError(SessionError, ValueError):
+    """A ``re:`` search of the session picker ran out of time (a pattern that backtracks)."""

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import regex
+
 from pi_lsp.agent_dir import sessions_root
 from pi_lsp.jscompat import iso_to_ms
 from pi_lsp.regular_files import open_regular
+from pi_lsp.session.errors import SearchTimeoutError
 from pi_lsp.session.ids import format_iso
 from pi_lsp.session.jsonl import loads_line, split_lines
 from pi_lsp.session.paths import default_session_dir
@@ -195,25 +199,24 @@ def find_most_recent_session(directory: Path) -> Path | None:
     return best[1] if best is not None else None
 
 
+# A regex search of the picker gives up after this many seconds (all sessions together).
+REGEX_TIME_LIMIT = 2.0
 _QUOTED = re.compile(r'"([^"]*)"')
 
 
-def search_sessions(infos: list[SessionInfo], query: str | None) -> list[SessionInfo]:
+def search_sessions(
+    infos: list[SessionInfo], query: str | None, time_limit: float = REGEX_TIME_LIMIT
+) -> list[SessionInfo]:
     """Filter by a picker query: ``re:<regex>``, ``"quoted phrases"`` and words (all must match).
 
-    Matching is case-insensitive over id, name, all message text and cwd; order is kept.
+    Matching is case-insensitive over id, name, all message text and cwd; order is kept. A regex
+    search stops after ``time_limit`` seconds in all (SearchTimeoutError).
     """
     if not query or not query.strip():
         return infos
     query = query.strip()
     if query.startswith("re:"):
-        try:
-            pattern = re.compile(query[3:], re.IGNORECASE)
-        except re.error:
-            return []
-        if not query[3:]:
-            return []
-        return [info for info in infos if pattern.search(_haystack(info))]
+        return _regex_search(infos, query[3:], time_limit)
     balanced = query.count('"') % 2 == 0
     phrases = [" ".join(p.lower().split()) for p in _QUOTED.findall(query)] if balanced else []
     rest = _QUOTED.sub(" ", query) if phrases else query
@@ -224,6 +227,33 @@ def search_sessions(infos: list[SessionInfo], query: str | None) -> list[Session
         for info in infos
         if all(needle in " ".join(_haystack(info).lower().split()) for needle in needles)
     ]
+
+
+def _regex_search(infos: list[SessionInfo], source: str, time_limit: float) -> list[SessionInfo]:
+    """The sessions whose text ``source`` matches, with a time bound: a backtracking pattern
+    (``(a|aa)+$``) would otherwise hold a worker, and the interpreter lock, for hours. The
+    ``regex`` module checks a timeout while it matches and releases the lock (``concurrent``)."""
+    if not source:
+        return []
+    try:
+        pattern = regex.compile(source, regex.IGNORECASE)
+    except regex.error:
+        return []
+    deadline = time.monotonic() + time_limit
+    found: list[SessionInfo] = []
+    for info in infos:
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise TimeoutError
+            if pattern.search(_haystack(info), concurrent=True, timeout=remaining):
+                found.append(info)
+        except TimeoutError:
+            raise SearchTimeoutError(
+                f"the regular expression took longer than {time_limit:g} s to search the sessions; "
+                "simplify it"
+            ) from None
+    return found
 
 
 def _haystack(info: SessionInfo) -> str:

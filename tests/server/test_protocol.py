@@ -106,6 +106,17 @@ async def test_requests_after_shutdown_are_refused_and_exit_code(tmp_path: Path)
     assert await asyncio.wait_for(client.process.wait(), 10) == 0
 
 
+async def test_two_shutdowns_in_flight_are_both_answered(tmp_path: Path) -> None:
+    """Neovim 0.7 sends shutdown twice when it quits; pygls' own shutdown crashed on that."""
+    client = await start_raw(tmp_path)
+    _, first = client.request_future("shutdown", None, omit_params=True)
+    _, second = client.request_future("shutdown", None, omit_params=True)
+    for answer in await asyncio.wait_for(asyncio.gather(first, second), 10):
+        assert decode_response(answer) is None
+    client.notify("exit")
+    assert await asyncio.wait_for(client.process.wait(), 10) == 0
+
+
 async def test_cancel_request_writes_nothing(tmp_path: Path) -> None:
     file = write_linear_session(tmp_path / "big.jsonl", 30_000)
     client = await start_raw(tmp_path)
