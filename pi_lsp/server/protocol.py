@@ -87,6 +87,7 @@ class PiProtocol(LanguageServerProtocol):
         self.on_exit: Callable[[], None] | None = None
         self._pending_writes: set[asyncio.Future[Any]] = set()
         self._shutdown_ids: set[MsgId] = set()
+        self._client_requests: set[MsgId] = set()  # ids of the client's requests not answered yet
 
     # ------------------------------------------------------------------ input
 
@@ -159,8 +160,12 @@ class PiProtocol(LanguageServerProtocol):
         if self._shutdown and hasattr(message, "id") and getattr(message, "method", types.EXIT) != types.EXIT:
             self._write_error(message.id, INVALID_REQUEST, "the server is shutting down")
             return
-        if getattr(message, "method", None) == types.SHUTDOWN and hasattr(message, "id"):
-            self._shutdown_ids.add(message.id)
+        if hasattr(message, "id") and hasattr(message, "method"):
+            self._client_requests.add(message.id)
+            if len(self._client_requests) > 4096:  # ids answered without a handler (unknown methods)
+                self._client_requests &= self._request_futures.keys()
+            if message.method == types.SHUTDOWN:
+                self._shutdown_ids.add(message.id)
         super().handle_message(message)
 
     # ------------------------------------------------------------------ results and errors
@@ -168,6 +173,7 @@ class PiProtocol(LanguageServerProtocol):
     def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:
         """Map the handler's outcome onto the response (pygls would log every error as a crash)."""
         self._request_futures.pop(msg_id, None)
+        self._client_requests.discard(msg_id)
         if future.cancelled():
             self._write_error(
                 msg_id, REQUEST_CANCELLED, f"request {msg_id} was cancelled; nothing was written"
@@ -204,20 +210,36 @@ class PiProtocol(LanguageServerProtocol):
         """pygls' shutdown (user handler, then cancel other requests), made safe for two shutdowns.
 
         Neovim 0.7 sends ``shutdown`` twice when it quits (the plugin stops its client, then
-        Neovim's own exit handler stops every client). pygls cancelled the other shutdown while
-        iterating over its request table; that cancellation removes the entry at once
-        (concurrent futures run their callbacks synchronously), so the loop died with
-        "dictionary changed size during iteration" and the first shutdown was answered -32603.
-        Here the table is copied first and another shutdown is never cancelled: both get ``null``.
+        Neovim's own exit handler stops every client). pygls cancelled everything in its request
+        table but the current request: the other shutdown, whose cancellation removes its entry
+        at once (concurrent futures run their callbacks synchronously), so the loop died with
+        "dictionary changed size during iteration" and was answered -32603; and the other
+        shutdown's own handler step, which pygls keeps in the same table under a made-up id.
+        Here only the client's own pending requests are cancelled, from a copy, never another
+        shutdown: both shutdowns get ``null``.
         """
         if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
             yield user_handler, args, None
         current_id = self.msg_id
         self._shutdown_ids.discard(current_id)
-        for msg_id, future in list(self._request_futures.items()):
-            if msg_id != current_id and msg_id not in self._shutdown_ids and not future.done():
+        for msg_id in list(self._client_requests):
+            future = self._request_futures.get(msg_id)
+            if msg_id in self._shutdown_ids or msg_id == current_id or future is None:
+                continue
+            if not future.done():
                 future.cancel()
         self._shutdown = True
+
+    def _run_generator(
+        self, future: Future[Any] | None, *, gen: Generator[Any, Any, Any], result_future: Future[Any]
+    ) -> None:
+        """pygls' step of a built-in handler, ending quietly when the step it waited for was
+        cancelled (the editor went away during ``shutdown``: pygls logged a traceback)."""
+        if future is not None and future.cancelled():
+            gen.close()
+            result_future.cancel()
+            return
+        super()._run_generator(future, gen=gen, result_future=result_future)
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
@@ -304,9 +326,13 @@ class PiProtocol(LanguageServerProtocol):
                 message = redact(f"internal error: the result could not be encoded: {error}")
                 self._write_error(payload["id"], INTERNAL_ERROR, message)
             return
-        if self._include_headers:  # written apart so a big body is not copied once more
-            self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body))
-        result = self.writer.write(body)
+        try:
+            if self._include_headers:  # written apart so a big body is not copied once more
+                self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body))
+            result = self.writer.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            log.debug("the client has gone; a message was not delivered")
+            return
         if inspect.isawaitable(result):
             task = asyncio.ensure_future(result)
             self._pending_writes.add(task)

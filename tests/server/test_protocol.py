@@ -117,6 +117,24 @@ async def test_two_shutdowns_in_flight_are_both_answered(tmp_path: Path) -> None
     assert await asyncio.wait_for(client.process.wait(), 10) == 0
 
 
+@pytest.mark.parametrize("pause", [0.0, 0.01])
+async def test_editor_gone_during_two_shutdowns_logs_no_traceback(tmp_path: Path, pause: float) -> None:
+    """Neovim gives the server 500 ms to shut down, then goes: the end of input arrives while both
+    shutdowns are still running, and the server ends without a traceback in its log."""
+    log_file = tmp_path / "server.log"
+    command = [*SERVER, "--log-file", str(log_file), "--log-level", "info"]
+    client = await RpcClient.start(command, env=server_env(tmp_path / "agent"), quiet=True)
+    await client.initialize(str(tmp_path))
+    await client.request("pi/newSession", {"sessionDir": str(tmp_path / "sessions")})
+    client.request_future("shutdown", None, omit_params=True)
+    client.request_future("shutdown", None, omit_params=True)
+    await asyncio.sleep(pause)
+    client.writer.close()
+    await asyncio.wait_for(client.process.wait(), 10)
+    text = log_file.read_text()
+    assert "Traceback" not in text and "ERROR" not in text, text[-3000:]
+
+
 async def test_cancel_request_writes_nothing(tmp_path: Path) -> None:
     file = write_linear_session(tmp_path / "big.jsonl", 30_000)
     client = await start_raw(tmp_path)
