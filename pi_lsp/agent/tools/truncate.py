@@ -82,17 +82,32 @@ def _cut(
     )
 
 
-def truncate_head(
-    content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
-) -> Truncation:
-    """Keep the first lines that fit; never cuts inside a line (file reads, search results)."""
+def _measure(
+    content: str, max_lines: int, max_bytes: int
+) -> tuple[list[str], tuple[int, int], tuple[int, int], Truncation | None]:
+    """(lines, (total lines, total bytes), limits, the record when nothing needs cutting)."""
     total_bytes = utf8_len(content)
     lines = content.split("\n")
     total, limits = (len(lines), total_bytes), (max_lines, max_bytes)
     if len(lines) <= max_lines and total_bytes <= max_bytes:
-        return _record(content, None, (len(lines), len(lines)), (total_bytes, total_bytes), limits)
+        return (
+            lines,
+            total,
+            limits,
+            _record(content, None, (total[0], total[0]), (total[1], total[1]), limits),
+        )
+    return lines, total, limits, None
+
+
+def truncate_head(
+    content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
+) -> Truncation:
+    """Keep the first lines that fit; never cuts inside a line (file reads, search results)."""
+    lines, total, limits, whole = _measure(content, max_lines, max_bytes)
+    if whole is not None:
+        return whole
     if utf8_len(lines[0]) > max_bytes:
-        return _record("", "bytes", (len(lines), 0), (total_bytes, 0), limits, first_line_exceeds_limit=True)
+        return _record("", "bytes", (total[0], 0), (total[1], 0), limits, first_line_exceeds_limit=True)
     kept: list[str] = []
     used = 0
     by = "lines"
@@ -110,11 +125,9 @@ def truncate_tail(
     content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> Truncation:
     """Keep the last lines that fit (command output); a single huge last line is cut at its end."""
-    total_bytes = utf8_len(content)
-    lines = content.split("\n")
-    total, limits = (len(lines), total_bytes), (max_lines, max_bytes)
-    if len(lines) <= max_lines and total_bytes <= max_bytes:
-        return _record(content, None, (len(lines), len(lines)), (total_bytes, total_bytes), limits)
+    lines, total, limits, whole = _measure(content, max_lines, max_bytes)
+    if whole is not None:
+        return whole
     kept: list[str] = []  # newest first while collecting
     used = 0
     by = "lines"
