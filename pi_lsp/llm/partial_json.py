@@ -233,3 +233,84 @@ def parse_streaming_json(text: str) -> Any:
             continue
         return result if result is not None else {}
     return {}
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON.parse's error wording (V8), for error texts that quote it (pi's "Could not parse ..." text)
+
+_CONTEXT = 10
+
+
+def _enclosing(text: str, position: int) -> str | None:
+    """The innermost open ``{`` or ``[`` at ``position`` (strings skipped)."""
+    stack: list[str] = []
+    in_string = escape = False
+    for char in text[:position]:
+        if in_string:
+            if escape:
+                escape = False
+            elif char == "\\":
+                escape = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append(char)
+        elif char in "}]" and stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
+def _unexpected_token(text: str, position: int) -> str:
+    if len(text) <= 2 * _CONTEXT:
+        source = f'"{text}"'
+    else:
+        start, end = max(0, position - _CONTEXT), min(len(text), position + _CONTEXT)
+        source = ("..." if start > 0 else "") + f'"{text[start:end]}"' + ("..." if end < len(text) else "")
+    return f"Unexpected token '{text[position]}', {source} is not valid JSON"
+
+
+def _expecting_value(text: str, position: int) -> str:
+    rest = text[position:]
+    if not rest.strip(" \t\n\r"):
+        return "Unexpected end of JSON input"
+    for word in ("true", "false", "null"):
+        matched = 0
+        while matched < min(len(word), len(rest)) and rest[matched] == word[matched]:
+            matched += 1
+        if matched:
+            if position + matched >= len(text):
+                return "Unexpected end of JSON input"
+            return _unexpected_token(text, position + matched)
+    if rest[0] == "-":
+        return f"No number after minus sign in JSON at position {position + 1}"
+    return _unexpected_token(text, position)
+
+
+def v8_json_error(error: json.JSONDecodeError) -> str:
+    """What ``JSON.parse`` (V8) says for the text Python's parser rejected (the usual cases)."""
+    text, position, reason = error.doc, error.pos, error.msg
+    at = f"in JSON at position {position}"
+    if reason == "Expecting value":
+        return _expecting_value(text, position)
+    if reason == "Extra data":
+        return f"Unexpected non-whitespace character after JSON at position {position}"
+    if reason.startswith("Expecting property name"):
+        before = text[:position].rstrip(" \t\n\r")
+        if before.endswith(","):
+            return f"Expected double-quoted property name {at}"
+        return f"Expected property name or '}}' {at}"
+    if reason == "Expecting ':' delimiter":
+        return f"Expected ':' after property name {at}"
+    if reason == "Expecting ',' delimiter":
+        if _enclosing(text, position) == "[":
+            return f"Expected ',' or ']' after array element {at}"
+        return f"Expected ',' or '}}' after property value {at}"
+    if reason.startswith("Unterminated string"):
+        return f"Unterminated string in JSON at position {len(text)}"
+    if reason.startswith("Invalid control character"):
+        return f"Bad control character in string literal {at}"
+    if reason.startswith("Invalid \\escape"):
+        return f"Bad escaped character in JSON at position {position + 1}"
+    return f"{reason} {at}"

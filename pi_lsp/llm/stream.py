@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pi_lsp.jscompat import js_stringify, js_truthy
 from pi_lsp.llm.models import API, PROVIDER, ModelInfo, calculate_cost, empty_usage
-from pi_lsp.llm.partial_json import parse_json_with_repair, parse_streaming_json
+from pi_lsp.llm.partial_json import parse_json_with_repair, parse_streaming_json, v8_json_error
 from pi_lsp.llm.request import MessagesRequest
 from pi_lsp.secrets import redact
 
@@ -241,25 +241,25 @@ def _new_message(model: ModelInfo) -> dict[str, Any]:
     }
 
 
-def _parse_event(name: str | None, data: str, raw: list[str]) -> dict[str, Any]:
+def _parse_event(name: str | None, data: str, raw: list[str]) -> dict[str, Any] | None:
+    """The event object; None for JSON that is no object (pi reads no ``type`` from it and skips it)."""
     try:
         event = parse_json_with_repair(data)
-    except ValueError as error:
+    except json.JSONDecodeError as error:
         raw_text = "\\n".join(raw)
-        reason = _json_error_text(error, data)
+        reason = v8_json_error(error)
         raise StreamFailure(
             f"Could not parse Anthropic SSE event {name}: {reason}; data={data}; raw={raw_text}"
         ) from None
-    if not isinstance(event, dict):
-        raise StreamFailure(f"Could not parse Anthropic SSE event {name}: not an object; data={data}")
-    return event
-
-
-def _json_error_text(error: ValueError, data: str) -> str:
-    if not data.strip():
-        return "Unexpected end of JSON input"
-    position = getattr(error, "pos", None)
-    return f"Unexpected token in JSON at position {position}" if position is not None else str(error)
+    except ValueError as error:
+        raise StreamFailure(f"Could not parse Anthropic SSE event {name}: {error}; data={data}") from None
+    if event is None:
+        raw_text = "\\n".join(raw)
+        raise StreamFailure(
+            f"Could not parse Anthropic SSE event {name}: Cannot read properties of null (reading 'type'); "
+            f"data={data}; raw={raw_text}"
+        )
+    return event if isinstance(event, dict) else None
 
 
 async def _consume(
@@ -290,6 +290,8 @@ def _dispatch(frame: tuple[str | None, str, list[str]], assembler: _Assembler) -
     if name not in _MESSAGE_EVENTS:
         return
     event = _parse_event(name, data, raw)
+    if event is None:
+        return
     try:
         assembler.handle(event)
     except (KeyError, TypeError, AttributeError) as error:

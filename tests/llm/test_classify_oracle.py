@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pi_lsp.llm.partial_json import parse_streaming_json
+from pi_lsp.llm.partial_json import js_json_loads, parse_streaming_json, v8_json_error
 from pi_lsp.llm.stream import is_context_overflow, is_retryable_error
 from tests.oracle import oracle_dir, require_oracle
 
@@ -26,7 +26,9 @@ const classify = input.messages.map(([message, window]) => ({
   retryable: AgentSession.prototype._isRetryableError.call({ model: { contextWindow: window } }, message),
 }));
 const parsed = input.json.map((text) => ai.parseStreamingJson(text));
-console.log(JSON.stringify({ classify, parsed }));
+const errorOf = (text) => { try { JSON.parse(text); return null; } catch (e) { return e.message; } };
+const errors = input.malformed.map(errorOf);
+console.log(JSON.stringify({ classify, parsed, errors }));
 """
 
 ERRORS = [
@@ -85,6 +87,16 @@ DOCUMENTS = [
 ]
 
 
+MALFORMED = [
+    "{oops", "", "   ", '{"a":1', '{"a" 1}', "[1,]", "nul", '{"a":1}x', '"abc', '{"a":tru}', "{,}",
+    '{"a":1,}', "[1 2]", '{"a":1 "b":2}', '{"a":"b\nc"}', '"\\q"', "x", "[tr]", "-",
+    '{"a":-}', "{", "[", '{"a":',
+    '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text": x "hello world"}}',
+    "[1,2,3,4,5,6,7,8,90,]", "[x,2,3,4,5,6,7,8,900,1234]", '{"a": [1, 2}', '[{"a": 1]', "falsy",
+    '{"a": nulll}', "{'a': 1}", '{"a": 1}}', "[1", '[1, "a"', '{"a": [1, {"b": 2 x',
+]  # fmt: skip
+
+
 def _json_inputs() -> list[str]:
     inputs: list[str] = []
     for document in DOCUMENTS:
@@ -95,7 +107,7 @@ def _json_inputs() -> list[str]:
 @pytest.fixture(scope="module")
 def pi_answers() -> dict[str, Any]:
     require_oracle()
-    payload = {"messages": _messages(), "json": _json_inputs()}
+    payload = {"messages": _messages(), "json": _json_inputs(), "malformed": MALFORMED}
     completed = subprocess.run(
         ["node", "--input-type=module", "-e", _SCRIPT, str(oracle_dir())],
         input=json.dumps(payload), capture_output=True, text=True, timeout=60,
@@ -124,4 +136,17 @@ def test_streaming_json_equals_pis_for_every_prefix(pi_answers: dict[str, Any]) 
         for text, theirs in zip(_json_inputs(), pi_answers["parsed"], strict=True)
         if parse_streaming_json(text) != theirs
     ]
+    assert mismatches == []
+
+
+def test_json_error_wording_equals_v8s(pi_answers: dict[str, Any]) -> None:
+    mismatches = []
+    for text, theirs in zip(MALFORMED, pi_answers["errors"], strict=True):
+        try:
+            js_json_loads(text)
+            ours = None
+        except json.JSONDecodeError as error:
+            ours = v8_json_error(error)
+        if ours != theirs:
+            mismatches.append((text, ours, theirs))
     assert mismatches == []

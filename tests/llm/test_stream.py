@@ -319,3 +319,15 @@ def test_overflow_and_retry_classification_match_pis_rules() -> None:
     assert not is_retryable_error(message("aborted", "This operation was aborted"))
     assert not is_retryable_error(message("error", "400 invalid_request_error"))
     assert sse("x", {"a": 1}) == 'event: x\ndata: {"a": 1}\n\n'
+
+
+async def test_the_key_never_reaches_the_message_or_events() -> None:
+    echo = error_reply(401, "authentication_error", f"invalid x-api-key {KEY}")
+    mid_stream = Reply(events=[*assistant_stream(Text("x"))[:3], error_event("api_error", f"bad key {KEY}")])
+    for reply in (echo, mid_stream):
+        async with FakeAnthropic([reply]) as fake:
+            message, events = await _call(fake)
+            assert fake.requests[0].headers["x-api-key"] == KEY  # it was sent, to the API only
+        assert message["stopReason"] == "error"
+        assert KEY not in repr(message) and KEY not in repr(events)
+        assert "[redacted]" in message["errorMessage"]
