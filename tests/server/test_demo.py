@@ -37,6 +37,11 @@ def test_demo_runs_offline_in_a_given_folder(tmp_path: Path) -> None:
     assert "tokensBefore 2940 → tokensAfter" in out and "1. compactionSummary: *Offline summary" in out
     lines = file.read_text().splitlines()
     assert len(lines) == 1 + 10 and '"type":"compaction"' in lines[-1]
+    chat = out.split("Chat with the agent (scripted loopback model)", 1)[1]
+    assert "scripted model (not Anthropic" in chat
+    assert "approval asked for bash `python3 main.py` → allow" in chat
+    assert "bash → hello" in chat and "assistant: main.py prints hello" in chat
+    assert "stopReason stop, 7 entries written" in chat
 
 
 def test_the_answer_matches_what_the_tool_read(tmp_path: Path) -> None:
