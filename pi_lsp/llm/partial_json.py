@@ -1,9 +1,10 @@
-"""Best-effort parsing of JSON that is still arriving (tool-call arguments while they stream).
+"""JSON from the model's stream read the way pi (JavaScript) reads it.
 
-pi parses a tool call's ``input_json_delta`` text after every delta so that editors can show the
-arguments as they form: complete JSON as is, JSON with raw control characters or bad escapes
-inside strings after repairing them, and a truncated document as far as it goes (an unfinished
-string is kept, an unfinished key is dropped). Anything unusable gives ``{}``.
+- Tool-call arguments still arriving: complete JSON as is, JSON with raw control characters or bad
+  escapes inside strings after repairing them, and a truncated document as far as it goes (an
+  unfinished string is kept, an unfinished key is dropped). Anything unusable gives ``{}``.
+- ``JSON.parse`` semantics (no NaN/Infinity) and V8's wording of its errors, which pi quotes in the
+  error text of a malformed stream event.
 """
 
 from __future__ import annotations
