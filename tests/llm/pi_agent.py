@@ -54,6 +54,7 @@ async def run_pi_agent(
     session_file: Path | None = None,
     tools: list[str] | None = None,
     settings: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
     timeout: float = 60.0,
 ) -> PiRun:
     """pi runs the prompts; returns what it converted per model call (the fake has the requests)."""
@@ -73,12 +74,13 @@ async def run_pi_agent(
         request["sessionFile"] = str(session_file)
     if tools is not None:
         request["tools"] = tools
-    env = {
+    child_env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("ANTHROPIC_", "PI_")) or key == "PI_ORACLE_DIR"
     }
-    env.update(
+    child_env.update(env or {})
+    child_env.update(
         PI_CODING_AGENT_DIR=str(agent_dir),
         ANTHROPIC_API_KEY=FAKE_KEY,
         PI_ORACLE_DIR=str(oracle_dir()),
@@ -89,7 +91,7 @@ async def run_pi_agent(
     process = await asyncio.create_subprocess_exec(
         "node", str(AGENT_RUN),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        cwd=str(cwd), env=env,
+        cwd=str(cwd), env=child_env,
     )  # fmt: skip
     stdout, stderr = await asyncio.wait_for(process.communicate(json.dumps(request).encode()), timeout)
     if process.returncode != 0:

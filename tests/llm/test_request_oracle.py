@@ -213,3 +213,25 @@ async def test_headers_equal_pis(tmp_path: Path, model_id: str) -> None:
     assert pi_headers == {h: our_request.headers.get(h) for h in PI_HEADERS}
     assert pi_headers["x-api-key"] == FAKE_KEY
     assert our_request.body == pi_request.body
+
+
+async def test_settings_budgets_blocked_images_and_long_cache_equal_pis(tmp_path: Path) -> None:
+    """pi's ``thinkingBudgets`` and ``blockImages`` settings and ``PI_CACHE_RETENTION=long``."""
+    settings = {"thinkingBudgets": {"medium": 5000, "low": 100}, "images": {"blockImages": True}}
+    prompt = {"text": "Look", "images": [{"data": PNG, "mimeType": "image/png"},
+                                          {"data": PNG, "mimeType": "image/png"}]}  # fmt: skip
+    async with FakeAnthropic([Reply(events=assistant_stream(Text("ok")))]) as fake:
+        run = await run_pi_agent(fake, tmp_path, model_id="claude-sonnet-4-5", thinking_level="medium",
+                                 prompts=[prompt], settings=settings,
+                                 env={"PI_CACHE_RETENTION": "long"})  # fmt: skip
+        requests = list(fake.requests)
+    model = find_model(run.model)
+    assert model is not None
+    ours = build_messages_request(
+        model=model, system_prompt=run.system_prompt, messages=run.contexts[0], tools=run.tools,
+        thinking_level=run.thinking_level, thinking_budgets=settings["thinkingBudgets"],
+        block_images=True, cache_retention="long",
+    ).body  # fmt: skip
+    body = requests[0].body
+    assert body["thinking"]["budget_tokens"] == 5000 and body["system"][0]["cache_control"]["ttl"] == "1h"
+    assert ours == body
