@@ -18,7 +18,7 @@ from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.errors import SessionBusy
 from pi_lsp.service.host import SessionHost
 from pi_lsp.service.registry import Client
-from pi_lsp.service.summarizing import check_unchanged, summarizer_for
+from pi_lsp.service.summarizing import check_unchanged, summarise_off_loop, summarizer_for
 
 Plan = tuple[nav.NavigationPlan, list[dict[str, Any]], Mapping[str, Any] | None]
 
@@ -59,13 +59,17 @@ class BranchSummaryService:
 
         with session.exclusive("branch summary"):
             async with summarizer_for(config, branch_model) as summarizer:
-                summary = await generate_branch_summary(
-                    entries,
+                summary = await summarise_off_loop(
                     summarizer,
-                    context_window=config.context_window,
-                    reserve_tokens=config.branch_reserve_tokens,
-                    custom_instructions=custom_instructions,
-                    replace_instructions=replace_instructions,
+                    lambda: generate_branch_summary(
+                        entries,
+                        summarizer,
+                        context_window=config.context_window,
+                        reserve_tokens=config.branch_reserve_tokens,
+                        custom_instructions=custom_instructions,
+                        replace_instructions=replace_instructions,
+                    ),
+                    self.host.in_thread,
                 )
 
             def write() -> ops.Outcome:

@@ -52,7 +52,7 @@ from pi_lsp.service.progress import Progress
 from pi_lsp.service.record_entries import RecordEntry, usage_path
 from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
-from pi_lsp.service.summarizing import check_unchanged, summarizer_for
+from pi_lsp.service.summarizing import check_unchanged, summarise_off_loop, summarizer_for
 from pi_lsp.session import SessionManager
 from pi_lsp.session.view import ContextView
 
@@ -273,7 +273,11 @@ class CompactionService:
             progress.report(f"summarising {count} messages ({summarizer.name})")
             try:
                 thinking = prepared.thinking_level
-                result = await summarise(preparation, summarizer, custom_instructions, thinking)
+                result = await summarise_off_loop(
+                    summarizer,
+                    lambda: summarise(preparation, summarizer, custom_instructions, thinking),
+                    self.host.in_thread,
+                )
             except NothingToCompactError as error:
                 raise NothingToCompact(str(error)) from None
         progress.report("writing the compaction entry")

@@ -13,10 +13,10 @@ import asyncio
 import contextlib
 import importlib
 import logging
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from typing import Any, TypeVar
 
-from pi_lsp.llm import AnthropicSummarizer, Summarizer, choose_summarizer
+from pi_lsp.llm import AnthropicSummarizer, OfflineSummarizer, Summarizer, choose_summarizer
 from pi_lsp.llm import ModelError as LlmModelError
 from pi_lsp.llm.auth import anthropic_api_key
 from pi_lsp.secrets import redact
@@ -25,6 +25,8 @@ from pi_lsp.service.errors import ModelError, SessionBusy, SessionNotFound
 from pi_lsp.service.registry import OpenSession, Registry
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+InThread = Callable[[Callable[[], T]], Awaitable[T]]
 
 
 @contextlib.asynccontextmanager
@@ -51,6 +53,20 @@ async def summarizer_for(
         raise model_error(error) from None
     finally:
         await _close(summarizer)
+
+
+async def summarise_off_loop(
+    summarizer: Summarizer, make: Callable[[], Coroutine[Any, Any, T]], in_thread: InThread[T]
+) -> T:
+    """Run the summary that ``make()`` starts; the offline summariser in a worker thread.
+
+    The offline digest is pure computation over every summarised message (seconds for a session
+    of tens of thousands of messages); on the event loop it would stop the server answering
+    anything meanwhile. A model call is network-bound and stays on the loop (its client lives there).
+    """
+    if isinstance(summarizer, OfflineSummarizer):
+        return await in_thread(lambda: asyncio.run(make()))
+    return await make()
 
 
 def model_error(error: Any) -> ModelError:
