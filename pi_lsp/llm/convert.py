@@ -17,10 +17,10 @@ Input messages are never modified.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from pi_lsp.jscompat import js_trim, js_truthy
+from pi_lsp.jscompat import js_stringify, js_trim, js_truthy
 from pi_lsp.llm.models import API, PROVIDER, ModelInfo
 
 COMPACTION_SUMMARY_PREFIX: Final = (
@@ -52,18 +52,27 @@ def sanitize_surrogates(text: str) -> str:
 # 1. pi's roles → user / assistant / toolResult
 
 
-def bash_execution_text(message: Message) -> str:
+def _js_string(value: Any) -> str:
+    """``${value}`` in a JavaScript template literal."""
+    if value is None:
+        return "undefined"
+    if isinstance(value, bool | int | float):
+        return js_stringify(value) or ""
+    return str(value)
+
+
+def bash_execution_text(message: Mapping[str, Any]) -> str:
     """The user-message text pi makes of a user's ``!command`` and its output."""
-    text = f"Ran `{message.get('command')}`\n"
+    text = f"Ran `{_js_string(message.get('command'))}`\n"
     output = message.get("output")
-    text += f"```\n{output}\n```" if js_truthy(output) else "(no output)"
+    text += f"```\n{_js_string(output)}\n```" if js_truthy(output) else "(no output)"
     exit_code = message.get("exitCode")
     if js_truthy(message.get("cancelled")):
         text += "\n\n(command cancelled)"
     elif exit_code is not None and exit_code != 0:
-        text += f"\n\nCommand exited with code {exit_code}"
+        text += f"\n\nCommand exited with code {_js_string(exit_code)}"
     if js_truthy(message.get("truncated")) and js_truthy(message.get("fullOutputPath")):
-        text += f"\n\n[Output truncated. Full output: {message.get('fullOutputPath')}]"
+        text += f"\n\n[Output truncated. Full output: {_js_string(message.get('fullOutputPath'))}]"
     return text
 
 
@@ -71,11 +80,11 @@ def _user(content: Any, timestamp: Any) -> Message:
     return {"role": "user", "content": content, "timestamp": timestamp}
 
 
-def _as_user_message(message: Message) -> Message | None:
+def _as_user_message(message: Mapping[str, Any]) -> Message | None:
     role = message.get("role")
     timestamp = message.get("timestamp")
     if role in ("user", "assistant", "toolResult"):
-        return message
+        return dict(message)
     if role == "bashExecution":
         if js_truthy(message.get("excludeFromContext")):
             return None
@@ -116,7 +125,7 @@ def _is_image(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") == "image"
 
 
-def convert_to_llm(messages: Iterable[Message], *, block_images: bool = False) -> list[Message]:
+def convert_to_llm(messages: Iterable[Mapping[str, Any]], *, block_images: bool = False) -> list[Message]:
     """pi's ``convertToLlm`` (plus its ``blockImages`` setting)."""
     converted = [m for m in (_as_user_message(message) for message in messages) if m is not None]
     if not block_images:

@@ -8,70 +8,24 @@ characters (JS length) so that summarising a huge session cannot itself overflow
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from pi_lsp.jscompat import js_keys, js_len, js_stringify
+from pi_lsp.llm.convert import bash_execution_text, convert_to_llm
+
+__all__ = [
+    "TOOL_RESULT_LIMIT",
+    "bash_execution_text",
+    "clip",
+    "convert_to_llm",
+    "serialize_conversation",
+    "transcript",
+]
 
 Message = dict[str, Any]
 
 TOOL_RESULT_LIMIT: Final = 2000
-
-# How summaries re-enter a model's context. Our wording; the tag layout matches pi's (compaction:
-# newline before </summary>; branch: none).
-COMPACTION_SUMMARY_OPEN: Final = (
-    "Earlier turns of this conversation were condensed into this summary:\n\n<summary>\n"
-)
-COMPACTION_SUMMARY_CLOSE: Final = "\n</summary>"
-BRANCH_SUMMARY_OPEN: Final = "Summary of a side branch this conversation returned from:\n\n<summary>\n"
-BRANCH_SUMMARY_CLOSE: Final = "</summary>"
-
-
-def bash_execution_text(message: Mapping[str, Any]) -> str:
-    """A user-visible rendering of a ``!command`` run: command, fenced output, exit status."""
-    text = f"Ran `{message.get('command', '')}`\n"
-    output = message.get("output")
-    text += f"```\n{output}\n```" if output else "(no output)"
-    exit_code = message.get("exitCode")
-    if message.get("cancelled"):
-        text += "\n\n(command cancelled)"
-    elif exit_code is not None and exit_code != 0:
-        text += f"\n\nCommand exited with code {js_stringify(exit_code)}"
-    if message.get("truncated") and message.get("fullOutputPath"):
-        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
-    return text
-
-
-def _user(text: str, timestamp: Any) -> Message:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
-
-
-def convert_to_llm(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
-    """Map pi's extra roles onto user messages (pi's ``convertToLlm``); unknown roles are dropped.
-
-    bashExecution runs marked ``excludeFromContext`` (``!!cmd``) never reach a model.
-    """
-    out: list[Message] = []
-    for message in messages:
-        role = message.get("role")
-        timestamp = message.get("timestamp")
-        if role == "bashExecution":
-            if not message.get("excludeFromContext"):
-                out.append(_user(bash_execution_text(message), timestamp))
-        elif role == "custom":
-            content = message.get("content")
-            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-            out.append({"role": "user", "content": blocks, "timestamp": timestamp})
-        elif role == "branchSummary":
-            text = BRANCH_SUMMARY_OPEN + str(message.get("summary", "")) + BRANCH_SUMMARY_CLOSE
-            out.append(_user(text, timestamp))
-        elif role == "compactionSummary":
-            text = COMPACTION_SUMMARY_OPEN + str(message.get("summary", "")) + COMPACTION_SUMMARY_CLOSE
-            out.append(_user(text, timestamp))
-        elif role in ("user", "assistant", "toolResult"):
-            out.append(dict(message))
-    return out
-
 
 def clip(text: str, limit: int = TOOL_RESULT_LIMIT) -> str:
     """Keep the first ``limit`` JS characters and say how many were dropped."""
