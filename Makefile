@@ -43,6 +43,7 @@ bench: setup oracle
 	$(BIN)/python benchmarks/bench_server.py
 	$(BIN)/python benchmarks/bench_compaction.py
 	$(BIN)/python benchmarks/bench_prompt.py
+	$(BIN)/python benchmarks/bench_agent.py
 
 clean:
 	rm -rf $(VENV) $(ORACLE_DIR) .pytest_cache .mypy_cache .ruff_cache .hypothesis
