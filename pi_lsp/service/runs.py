@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import importlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -704,7 +703,8 @@ def _create_tools(names: list[str], settings: Settings) -> list[Any]:
 def _anthropic_sdk(api_key: str, settings: Settings) -> Any:
     """The SDK client for runs (imported here: the import takes seconds). ``ANTHROPIC_BASE_URL`` is
     honoured by the SDK; pi's ``retry.provider.{maxRetries,timeoutMs}`` are passed when set."""
-    anthropic = importlib.import_module("anthropic")
+    from pi_lsp.llm.anthropic_client import create_async_client
+
     raw = settings.as_dict().get("retry")
     provider = raw.get("provider") if isinstance(raw, dict) else None
     options: dict[str, Any] = {}
@@ -715,4 +715,4 @@ def _anthropic_sdk(api_key: str, settings: Settings) -> Any:
         timeout = provider.get("timeoutMs")
         if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
             options["timeout"] = timeout / 1000
-    return anthropic.AsyncAnthropic(api_key=api_key, **options)
+    return create_async_client(api_key, **options)  # pi's auth and API-version headers
