@@ -552,8 +552,9 @@ class RunService:
         settings = client.settings
 
         def stats() -> dict[str, Any]:
-            result = session_stats(session.manager.get_branch())
-            usage = self.compaction.context_usage(session.manager, session.manager.context_view(), settings)
+            view = session.manager.context_view()
+            result = session_stats(view.messages())
+            usage = self.compaction.context_usage(session.manager, view, settings)
             result["contextUsage"] = usage
             return result
 
@@ -623,17 +624,15 @@ def user_message(text: str, images: list[dict[str, Any]]) -> Message:
     return {"role": "user", "content": content, "timestamp": now_ms()}
 
 
-def session_stats(branch: list[dict[str, Any]]) -> dict[str, Any]:
-    """pi's ``getSessionStats`` over the current branch's messages."""
+def session_stats(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """pi's ``getSessionStats`` over the context's messages (pi counts its agent's messages: after
+    loading a session those are the branch's context, compaction summary included)."""
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
     tool_calls = 0
     tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     cost = 0.0
     total = 0
-    for entry in branch:
-        if entry.get("type") != "message":
-            continue
-        message = entry.get("message") or {}
+    for message in messages:
         total += 1
         role = message.get("role")
         if role in counts:

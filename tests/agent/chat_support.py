@@ -37,6 +37,7 @@ class Transcript:
     requests: list[dict[str, Any]]
     entries: list[dict[str, Any]]
     results: list[Any] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
 
 
 class Workspace:
@@ -230,6 +231,8 @@ def event_outline(events: Sequence[dict[str, Any]]) -> list[str]:
     batch: list[str] = []
     for event in events:
         kind = str(event.get("type"))
+        if kind == "queue_update":
+            kind += f"({len(event.get('steering', []))},{len(event.get('followUp', []))})"
         if kind in ("message_start", "message_end"):
             kind += f"({event['message'].get('role')})"
         elif kind == "message_update":
@@ -279,6 +282,8 @@ class Script:
     prompts: Sequence[str] = ("Go",)
     route: Callable[[Recorded], Reply] | None = None
     abort_when: EventTest | None = None  # abort the first prompt once an event matches
+    queue_when: EventTest | None = None  # then queue ``queued`` ((streamingBehavior, text) pairs)
+    queued: Sequence[tuple[str, str]] = ()
 
 
 def _fake(script: Script) -> FakeAnthropic:
@@ -296,6 +301,11 @@ async def run_pi(ws: Workspace, script: Script) -> Transcript:
                 count = sum(e.get("type") == "agent_end" for e in pi.events)
                 response = await pi.command("prompt", message=prompt)
                 assert response.get("success"), response
+                if number == 0 and script.queue_when is not None:
+                    await pi.wait_for(partial(_seen, script.queue_when))
+                    for behavior, text in script.queued:
+                        queued = await pi.command("prompt", message=text, streamingBehavior=behavior)
+                        assert queued.get("success"), queued
                 if number == 0 and script.abort_when is not None:
                     await pi.wait_for(partial(_seen, script.abort_when))
                     await pi.command("abort")
@@ -303,10 +313,11 @@ async def run_pi(ws: Workspace, script: Script) -> Transcript:
                     lambda events, n=count: sum(e.get("type") == "agent_end" for e in events) > n
                 )
                 await pi.wait_idle()
+            stats = (await pi.command("get_session_stats"))["data"]
         finally:
             await pi.close()
         events = [_pi_wire(event) for event in pi.events]
-        return Transcript(events, [r.body for r in fake.requests], ws.entries())
+        return Transcript(events, [r.body for r in fake.requests], ws.entries(), stats=stats)
 
 
 async def run_ours(ws: Workspace, script: Script) -> Transcript:
@@ -323,13 +334,20 @@ async def run_ours(ws: Workspace, script: Script) -> Transcript:
             await client.new_session(ws)
             for number, prompt in enumerate(script.prompts):
                 pending = asyncio.ensure_future(client.rpc.request("pi/prompt", {"text": prompt}))
+                if number == 0 and script.queue_when is not None:
+                    await client.wait_event(script.queue_when)
+                    for behavior, text in script.queued:
+                        queued = {"text": text, "streamingBehavior": behavior}
+                        assert await client.rpc.request("pi/prompt", queued) == {"queued": behavior}
                 if number == 0 and script.abort_when is not None:
                     await client.wait_event(script.abort_when)
                     assert await client.rpc.request("pi/abort", {}) == {"aborted": True}
                 results.append(await pending)
+            stats = await client.rpc.request("pi/getSessionStats", {})
         finally:
             await client.close()
-        return Transcript(client.event_list(), [r.body for r in fake.requests], ws.entries(), results)
+        events = client.event_list()
+        return Transcript(events, [r.body for r in fake.requests], ws.entries(), results, stats)
 
 
 def _seen(test: EventTest, events: list[dict[str, Any]]) -> bool:

@@ -60,6 +60,25 @@ def assert_same(theirs: Transcript, ours: Transcript) -> None:
     assert normalise_entries(ours.entries) == normalise_entries(theirs.entries)
     assert key_order(ours.entries) == key_order(theirs.entries)
     assert event_outline(ours.events) == event_outline(theirs.events)
+    assert tool_results(ours.events) == tool_results(theirs.events)
+    if not any(e["type"] in ("auto_retry_start", "compaction_start") for e in theirs.events):
+        # (pi counts its live agent's messages, from which retried errors are dropped; ours are the
+        # branch's context, what pi counts once the session is loaded again)
+        keys = (
+            "userMessages",
+            "assistantMessages",
+            "toolCalls",
+            "toolResults",
+            "totalMessages",
+            "tokens",
+            "cost",
+        )
+        assert {key: ours.stats[key] for key in keys} == {key: theirs.stats[key] for key in keys}
+
+
+def tool_results(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """What each tool_execution_end carried, by tool call id."""
+    return {e["toolCallId"]: (e["result"], e["isError"]) for e in events if e["type"] == "tool_execution_end"}
 
 
 def test_text_reply_with_thinking() -> None:
@@ -200,3 +219,24 @@ def test_prompt_templates_and_skills_are_expanded_before_the_run() -> None:
     ]
     assert texts[0].startswith("Review hello.txt and then hello.txt notes.md")
     assert texts[1].startswith('<skill name="tidy"')
+
+
+def test_steering_and_follow_up_queued_during_tools() -> None:
+    calls = assistant_stream(
+        ToolUse("toolu_Q", "bash", {"command": "sleep 0.8; echo slow"}), message_id="m_tools"
+    )
+    script = Script(
+        [Reply(events=calls),
+         Reply(events=assistant_stream(Text("Steered."), message_id="m_steer")),
+         Reply(events=assistant_stream(Text("Followed up."), message_id="m_follow"))],
+        queue_when=lambda e: e["type"] == "tool_execution_start",
+        queued=(("steer", "Use the other folder"), ("followUp", "Then summarise"), ("steer", "And hurry")),
+    )  # fmt: skip
+    theirs, ours = both(script, tools=["read", "bash"], settings={"steeringMode": "all"})
+    assert_same(theirs, ours)
+    texts = [
+        m["content"][0]["text"]
+        for m in (e.get("message", {}) for e in ours.entries)
+        if m.get("role") == "user"
+    ]
+    assert texts == ["Go", "Use the other folder", "And hurry", "Then summarise"]
