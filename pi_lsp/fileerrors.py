@@ -21,7 +21,6 @@ NO_SPACE = "noSpace"
 NOT_REGULAR_FILE = "notRegularFile"
 TOO_LARGE = "tooLarge"
 REPLACED = "replaced"
-DELETED = "deleted"
 READ_ONLY = "readOnly"
 TIMEOUT = "timeout"
 IO_ERROR = "ioError"
@@ -44,7 +43,6 @@ _BY_ERRNO = {
 # Errno-like numbers for problems the system does not report itself.
 _ERRNO_OF = {
     NOT_FOUND: errno.ENOENT,
-    DELETED: errno.ENOENT,
     PERMISSION_DENIED: errno.EACCES,
     NO_SPACE: errno.ENOSPC,
     TOO_LARGE: errno.EFBIG,

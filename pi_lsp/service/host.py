@@ -105,7 +105,16 @@ class SessionHost:
     # ------------------------------------------------------------------ announcing changes
 
     def emit(self, session: OpenSession, change: ops.Change) -> None:
-        """``pi/sessionChanged`` to every client holding the session."""
+        """``pi/sessionChanged`` to every client holding the session.
+
+        When the write behind ``change`` first had to put a deleted or emptied file back whole,
+        a ``pi/sessionChanged`` with reason ``rewritten`` (no appended ids) comes first.
+        """
+        event = session.manager.take_file_event()
+        if event is not None:
+            leaf = session.manager.leaf_id
+            rewritten: dict[str, Any] = {"sessionId": session.id, "leafId": leaf, "appendedIds": []}
+            self.broadcast(session, "pi/sessionChanged", {**rewritten, "reason": event})
         params = {
             "sessionId": session.id,
             "leafId": session.manager.leaf_id,

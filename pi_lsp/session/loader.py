@@ -36,6 +36,8 @@ class ReadResult:
 
     header: dict[str, Any] | None = None
     header_line: int = 0
+    header_offset: int = 0  # where the header line starts in the file, and its exact bytes
+    header_raw: bytes = b""
     first_object_is_header: bool = True
     records: list[EntryRecord] = field(default_factory=list)
     objects: list[dict[str, Any] | bytes] | None = None  # every line, kept only for migration
@@ -155,7 +157,8 @@ def _read_tail(result: ReadResult, tail: bytes, offset: int, number: int, need_h
 
 def _take_line(result: ReadResult, raw: RawLine, need_header: bool) -> bool:
     """Account for one line; returns whether the header is still being looked for."""
-    if raw.offset == 0 and raw.data.startswith(UTF8_BOM):
+    bom = raw.offset == 0 and raw.data.startswith(UTF8_BOM)
+    if bom:
         raw = RawLine(raw.number, raw.offset, _without_bom(raw.data, 0))
     try:
         value = loads_line(raw.data)
@@ -179,6 +182,8 @@ def _take_line(result: ReadResult, raw: RawLine, need_header: bool) -> bool:
         if need_header and first and isinstance(value.get("id"), str):
             result.header = value
             result.header_line = raw.number
+            result.header_offset = raw.offset + (len(UTF8_BOM) if bom else 0)
+            result.header_raw = raw.data
             if result.objects is not None:
                 result.objects.append(value)
             return False

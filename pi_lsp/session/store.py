@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pi_lsp.fileerrors import NOT_JSONL, FileProblem
+from pi_lsp.fileerrors import NOT_JSONL, REPLACED, FileProblem
 from pi_lsp.jscompat import UNSET, Unset
 from pi_lsp.regular_files import open_regular
 from pi_lsp.session import validate
@@ -30,9 +30,9 @@ from pi_lsp.session.loader import ReadResult, diagnostic, read_lines
 from pi_lsp.session.migrations import CURRENT_SESSION_VERSION, header_version, migrate_entries
 from pi_lsp.session.paths import SESSION_SUFFIX, default_session_dir, session_file_name
 from pi_lsp.session.records import EntryRecord
-from pi_lsp.session.session_file import FileReplacedError, SessionFile
+from pi_lsp.session.session_file import FileReplacedError, OnDisk, SessionFile
 from pi_lsp.session.view import EMPTY_VIEW, ContextView, build_view, extend_view_many
-from pi_lsp.session.writer import atomic_replace, write_new_file
+from pi_lsp.session.writer import FileChangedError, atomic_replace, write_new_file
 
 Entry = dict[str, Any]
 
@@ -203,6 +203,7 @@ class SessionManager(AppendMethods):
         self._view = EMPTY_VIEW
         self._view_appends = []  # appended under _view's leaf, not yet in it
         self._leaf_saved = False
+        self._file_event: str | None = None
 
     def _set_session_file(self, path: Path, cwd_override: str | None) -> None:
         self.session_file = str(path)
@@ -375,9 +376,9 @@ class SessionManager(AppendMethods):
         entry = _in_pi_order(fields, entry_id, self.leaf_id, iso_now())
         raw = dumps_compact(entry)
         record = EntryRecord(entry, raw, 0)
+        self._persist(record)  # may reload a file another program rewrote: the view is read after
         view_leaf = self._view_appends[-1].id if self._view_appends else self._view.leaf_id
-        extends_view = view_leaf == self.leaf_id and self.leaf_id is not None
-        self._persist(record)
+        extends_view = view_leaf == entry["parentId"] and entry["parentId"] is not None
         self.index.add(record)
         self.leaf_id = entry_id
         if self._leaf_saved and self.leaf_store is not None:
@@ -395,7 +396,10 @@ class SessionManager(AppendMethods):
         if not self.persist or self.session_file is None:
             return
         if self.file.flushed:
-            record.line = self.file.append_line(record.raw)
+            try:
+                record.line = self.file.append_line(record.raw)
+            except FileChangedError:
+                record.line = self._recover_file(record)
             return
         if self.index.assistant_count == 0 and record.role != "assistant":
             return  # like pi: a session file appears with its first assistant message
@@ -404,6 +408,48 @@ class SessionManager(AppendMethods):
         for number, buffered in enumerate(self.index.records, start=2):
             buffered.line = number
         record.line = len(pending)
+
+    def _recover_file(self, record: EntryRecord) -> int:
+        """Our file changed underneath before ``record`` could be appended; returns its line.
+
+        Deleted or emptied: the whole session (header, every entry held, ``record``) is written
+        again atomically, with a diagnostic and :meth:`take_file_event` saying so. Rewritten by
+        another program but still this session: read again, then ``record`` is appended after it.
+        Taken over by another session or by something that is not a session: left alone, and this
+        write and every later one are refused (FileProblem, reason ``replaced``).
+        """
+        path = str(self.file.path)
+        state, _inode = self.file.inspect(self.session_id)
+        if state in (OnDisk.MISSING, OnDisk.BLANK):
+            lines = [self.file.header_raw or dumps_compact(self.header), *(r.raw for r in self.index.records)]
+            self.file.rewrite([*lines, record.raw], state)
+            for number, held in enumerate(self.index.records, start=2):
+                held.line = number
+            what = "deleted" if state is OnDisk.MISSING else "emptied"
+            self.diagnostics.append(diagnostic(
+                "warning",
+                f"the session file was {what} by another program; it was written again with the header"
+                f" and all {len(self.index.records)} entries this session holds",
+            ))
+            self._file_event = "rewritten"
+            return len(lines) + 1
+        if state is OnDisk.SAME_SESSION:
+            self._reload(Path(path))
+            if record.parent_id is None or record.parent_id in self.index.by_id:
+                return self.file.append_line(record.raw)
+            raise self.file.detach(REPLACED, f"{path} was rewritten by another program without the entry"
+                                   f" {record.parent_id} this one continues; nothing was written")
+        raise self.file.detach(
+            REPLACED,
+            f"{path} now holds another session (or something that is not this session); it is left"
+            " alone and nothing more is written through this session (pi/branchToNewSession continues"
+            " it in a new file)",
+        )
+
+    def take_file_event(self) -> str | None:
+        """``"rewritten"`` once after the file was written again whole (see :meth:`_recover_file`)."""
+        event, self._file_event = self._file_event, None
+        return event
 
     # ------------------------------------------------------------------ other writers
 
@@ -416,7 +462,14 @@ class SessionManager(AppendMethods):
         try:
             read = self.file.read_appended()
         except FileReplacedError as replaced:
-            return self._reload(Path(str(replaced)))
+            state, _inode = self.file.inspect(self.session_id)
+            if state is OnDisk.SAME_SESSION:
+                return self._reload(Path(str(replaced)))
+            if state is OnDisk.OTHER:
+                self.file.detach(REPLACED, f"{replaced} now holds another session (or something that is"
+                                 " not this session); nothing more is written through this session")
+                self.diagnostics.append(diagnostic("warning", str(self.file.detached)))
+            return []  # deleted or emptied: the next write puts the whole session back
         if read is None:
             return []
         self.diagnostics.extend(read.diagnostics)

@@ -30,11 +30,32 @@ class AppendResult:
     end: int
 
 
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """What an append to a session file we already wrote expects to find there (checked under
+    the lock): the same inode, at least the bytes we know of, and our header where we left it."""
+
+    inode: int
+    size: int
+    header_offset: int
+    header: bytes
+
+
+class FileChangedError(Exception):
+    """The file is not the one we wrote any more (deleted, replaced, cut short, header gone)."""
+
+
 @contextlib.contextmanager
-def _locked_append_fd(path: Path) -> Iterator[int]:
+def _locked_append_fd(path: Path, *, create: bool = True) -> Iterator[int]:
     """An O_APPEND descriptor holding the lock on the inode that ``path`` names right now."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_CREAT if create else 0)
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileNotFoundError:
+            if create:
+                raise
+            raise FileChangedError(f"{path} was deleted") from None
         try:
             check_regular(fd, path)
             os.set_blocking(fd, True)
@@ -61,6 +82,13 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def _as_expected(fd: int, expect: Expected) -> bool:
+    info = os.fstat(fd)
+    if info.st_ino != expect.inode or info.st_size < expect.size:
+        return False
+    return os.pread(fd, len(expect.header), expect.header_offset) == expect.header
+
+
 def _undo_partial_append(fd: int, size: int) -> None:
     """Cut off what a failed append wrote (disk full, file too large), so no torn line is left.
 
@@ -73,16 +101,24 @@ def _undo_partial_append(fd: int, size: int) -> None:
 
 
 def append_lines(
-    path: Path, data: bytes, *, fsync: bool = False, require_empty: bool = False
+    path: Path,
+    data: bytes,
+    *,
+    fsync: bool = False,
+    require_empty: bool = False,
+    expect: Expected | None = None,
 ) -> AppendResult:
     """Append complete LF-terminated lines in one write; returns where they landed.
 
     ``require_empty`` is used for the first flush of a new session: the file must not have gained
     content (other than whitespace) since, or the write is refused rather than mixing two sessions.
+    With ``expect`` the file must still be the one we wrote (else FileChangedError, nothing written).
     """
     assert data.endswith(b"\n")
-    with naming(path), _locked_append_fd(path) as fd:
+    with naming(path), _locked_append_fd(path, create=expect is None) as fd:
         size = os.fstat(fd).st_size
+        if expect is not None and not _as_expected(fd, expect):
+            raise FileChangedError(f"{path} is not the file this session wrote any more")
         if require_empty and size > 0 and os.pread(fd, size, 0).strip():
             raise SessionFileConflictError(f"{path} was created by someone else before our first write")
         prefix = b""
@@ -102,8 +138,10 @@ def atomic_replace(path: Path, data: bytes, *, expect_size: int | None = None) -
     """Replace ``path`` with ``data`` atomically: readers see the old or the new file, complete.
 
     With ``expect_size`` the replacement is refused when the file's size changed since it was read
-    (someone appended meanwhile), so no concurrent append is ever dropped.
+    (someone appended meanwhile), so no concurrent append is ever dropped. When ``path`` is a
+    symbolic link, the file it points to is replaced (the temp file is made next to it).
     """
+    path = Path(os.path.realpath(path))  # through a symlink: replace the file it points to, not the link
     directory = path.parent
     with naming(path), _locked_append_fd(path) as fd:
         if expect_size is not None and os.fstat(fd).st_size != expect_size:

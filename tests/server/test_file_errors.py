@@ -8,6 +8,7 @@ acknowledged entries, and pi reads it so.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import subprocess
@@ -144,3 +145,49 @@ async def test_disk_full_refuses_the_append_and_keeps_the_file_whole(
             _check_file_holds_exactly(path, acknowledged, request)
         finally:
             await client.close()
+
+
+async def _flushed_session(client: RpcClient, tmp_path: Path) -> tuple[dict[str, Any], Path, list[str]]:
+    state = await client.request("pi/newSession", {"sessionDir": str(tmp_path / "sessions")})
+    ids = []
+    for entry in (user("q"), assistant("a")):
+        ids.append((await client.request("pi/appendEntry", {"entry": entry}))["id"])
+    return state, Path(state["file"]), ids
+
+
+async def test_deleted_session_file_is_written_again_and_announced(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    client = await start_raw(tmp_path)
+    try:
+        state, path, ids = await _flushed_session(client, tmp_path)
+        await asyncio.sleep(0.2)
+        client.drain_notifications()
+        path.unlink()
+        new = await client.request("pi/appendEntry", {"entry": user("after the delete")})
+        reasons = []
+        while "append" not in reasons:
+            reasons.append((await client.next_notification("pi/sessionChanged"))["reason"])
+        assert "rewritten" in reasons and reasons.index("rewritten") < reasons.index("append")
+        _check_file_holds_exactly(str(path), [*ids, new["id"]], request)
+        after = await client.request("pi/getSessionState", {})
+        assert after["sessionId"] == state["sessionId"]
+        assert any("deleted" in d["message"] for d in after["diagnostics"])
+    finally:
+        await client.close()
+
+
+async def test_session_file_replaced_by_another_session_is_refused(tmp_path: Path) -> None:
+    client = await start_raw(tmp_path)
+    try:
+        state, path, _ids = await _flushed_session(client, tmp_path)
+        other = tmp_path / "other.jsonl"
+        other.write_text('{"type":"session","version":3,"id":"other","timestamp":"2026-01-01T00:00:00.000Z"}\n')
+        os.replace(other, path)
+        theirs = path.read_bytes()
+        error = await _error(client, "pi/appendEntry", {"entry": user("mine")})
+        assert error.code == FILE_ERROR and error.data == {"path": str(path), "reason": "replaced"}
+        assert path.read_bytes() == theirs
+        assert (await client.request("pi/getSessionState", {}))["sessionId"] == state["sessionId"]
+    finally:
+        await client.close()
