@@ -35,7 +35,7 @@ class Client:
     """One connected editor: its settings, its active session and the sessions it holds open."""
 
     settings: Settings = field(default_factory=lambda: Settings(load=False))  # read at initialize
-    notify: Notify = _no_notify
+    notify: Notify = _no_notify  # the connection's raw sink: services use notifications.send
     workspace_root: str | None = None
     active: str | None = None
     open: set[str] = field(default_factory=set)

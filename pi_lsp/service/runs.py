@@ -10,7 +10,6 @@ Approvals are asked of the client that started the run (``pi/requestApproval``).
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from pi_lsp.service import entries as ops
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.errors import InvalidParams, ModelError, SessionBusy
 from pi_lsp.service.host import SessionHost
+from pi_lsp.service.notifications import spawn
 from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
 
@@ -213,9 +213,7 @@ class RunService:
             context = await self.host.run(session, session.manager.context_view().messages, writes=False)
             runner = self._runner(client, session, chat, context, model, tools, system, sdk, settings)
             chat.runner = runner
-            task = asyncio.get_running_loop().create_task(
-                runner.run([user_message(text, images)]), context=contextvars.Context()
-            )
+            task = spawn(runner.run([user_message(text, images)]))  # its events go out at once
             chat.task = task
             try:
                 result = await asyncio.shield(task)
