@@ -342,3 +342,37 @@ async def test_user_bash_is_stored_as_a_bash_execution_message() -> None:
         assert bash[1]["message"]["excludeFromContext"] is True
         sent = json.dumps(chat.fake.requests[0].body["messages"])
         assert "from-user" in sent and "Command exited with code 3" in sent and "secret" not in sent
+
+
+async def test_a_cut_stream_is_stored_as_pi_stores_it_and_retried() -> None:
+    cut = Reply(events=assistant_stream(Text("This reply is cut off halfway.", chunks=6)), cut_after=5)
+    async for chat in open_chat([cut, text_turn("Recovered fine.")]):
+        result = await chat.prompt("hello")
+        assert result["stopReason"] == "stop"
+        failed, retried = chat.messages()[1:]
+        assert failed["stopReason"] == "error" and failed["errorMessage"] == "terminated"
+        assert failed["content"] and retried["content"][0]["text"] == "Recovered fine."
+        kinds = [e["type"] for e in chat.client.event_list()]
+        assert kinds.count("agent_start") == 2 and "auto_retry_start" in kinds
+
+
+async def test_the_key_never_reaches_the_debug_log(tmp_path: Any) -> None:
+    log = tmp_path / "server.log"
+    ws = Workspace(HELLO)
+    leaked = error_reply(401, "authentication_error", f"invalid x-api-key: {API_KEY}")
+    try:
+        async with FakeAnthropic([leaked]) as fake:
+            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+            command = [*server_command(), "--log-level", "debug", "--log-file", str(log)]
+            rpc = await RpcClient.start(command, env=ws.server_env(fake.url), quiet=True)
+            client = await ChatClient.attach(rpc, ws, options={"model": MODEL})
+            try:
+                await client.new_session(ws)
+                assert (await rpc.request("pi/prompt", {"text": "hello"}))["stopReason"] == "error"
+            finally:
+                await client.close()
+        text = log.read_text()
+        assert "pi/prompt" in text or "prompt" in text  # the debug log was written
+        assert API_KEY not in text
+    finally:
+        ws.cleanup()
