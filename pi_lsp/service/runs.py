@@ -52,6 +52,7 @@ NO_KEY = (
     " (or log in with pi so that its auth.json holds a key); nothing was written"
 )
 STREAMING_BEHAVIORS = ("steer", "followUp")
+DEFAULT_QUEUE_MODES = ("one-at-a-time", "one-at-a-time")
 
 
 @dataclass(eq=False)
@@ -113,7 +114,7 @@ class RunService:
         if chat is None:
             holder: list[ChatState] = []
             queues = MessageQueues(
-                lambda: (holder[0].starter or Client()).settings.queue_modes,
+                lambda: holder[0].starter.settings.queue_modes if holder[0].starter else DEFAULT_QUEUE_MODES,
                 lambda: self._event(session, {"type": "queue_update", **holder[0].queues.snapshot()}),
             )
             chat = ChatState(session.id, queues)
