@@ -376,3 +376,24 @@ async def test_the_key_never_reaches_the_debug_log(tmp_path: Any) -> None:
         assert API_KEY not in text
     finally:
         ws.cleanup()
+
+
+async def test_set_model_appends_what_changed_and_prompts_use_it() -> None:
+    async for chat in open_chat([text_turn("From haiku.")]):
+        listed = await chat.client.rpc.request("pi/listModels", {})
+        ids = [model["id"] for model in listed["models"]]
+        assert MODEL in ids and "claude-haiku-4-5" in ids
+        assert listed["current"] == {"provider": "anthropic", "modelId": MODEL, "thinkingLevel": "medium"}
+        result = await chat.client.rpc.request(
+            "pi/setModel", {"modelId": "claude-haiku-4-5", "thinkingLevel": "high"}
+        )
+        assert result["model"] == {"provider": "anthropic", "modelId": "claude-haiku-4-5"}
+        assert result["thinkingLevel"] == "high" and len(result["entryIds"]) == 2
+        again = await chat.client.rpc.request("pi/setModel", {"thinkingLevel": "high"})
+        assert again["entryIds"] == []
+        prompt = await chat.prompt("hi")
+        assert len(prompt["entryIds"]) == 2  # the session already has its model and level: user, assistant
+        assert chat.fake.requests[0].body["model"] == "claude-haiku-4-5"
+        assert chat.fake.requests[0].body["thinking"]["budget_tokens"] == 16384
+        types = [e["type"] for e in chat.ws.entries()[1:]]
+        assert types == ["model_change", "thinking_level_change", "message", "message"]
