@@ -155,7 +155,9 @@ class ChatClient:
             elif method == "pi/requestApproval" and "id" in message:
                 self.approval_requests.append(message["params"])
                 answer = self.answer_approval(message["params"]) if self.answer_approval else None
-                if answer is not None:
+                if answer is Ellipsis:  # hold: never answer
+                    pass
+                elif answer is not None:
                     self.rpc.send({"jsonrpc": "2.0", "id": message["id"], "result": answer})
                 else:
                     self.rpc.send(

@@ -240,3 +240,19 @@ def test_steering_and_follow_up_queued_during_tools() -> None:
         if m.get("role") == "user"
     ]
     assert texts == ["Go", "Use the other folder", "And hurry", "Then summarise"]
+
+
+def test_threshold_compaction_after_the_run() -> None:
+    def route(request: Any) -> Reply:
+        if not request.body.get("tools"):  # the compaction summary
+            return Reply(events=assistant_stream(Text("## Goal\nKeep going."), message_id="msg_sum"))
+        count = sum(1 for m in request.body["messages"] if m["role"] == "user")
+        return Reply(
+            events=assistant_stream(Text(f"Reply {count}."), message_id=f"m{count}", input_tokens=190_000)
+        )
+
+    script = Script(route=route, prompts=("First", "Second"))
+    theirs, ours = both(script, settings={"compaction": {"keepRecentTokens": 1}})
+    assert_same(theirs, ours)
+    compactions = [e for e in ours.events if e["type"] == "compaction_end"]
+    assert compactions and all(e["reason"] == "threshold" and e["willRetry"] is False for e in compactions)

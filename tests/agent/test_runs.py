@@ -397,3 +397,22 @@ async def test_set_model_appends_what_changed_and_prompts_use_it() -> None:
         assert chat.fake.requests[0].body["thinking"]["budget_tokens"] == 16384
         types = [e["type"] for e in chat.ws.entries()[1:]]
         assert types == ["model_change", "thinking_level_change", "message", "message"]
+
+
+async def test_abort_ends_an_approval_wait_and_the_run_state_shows_it() -> None:
+    async for chat in open_chat([bash_turn("echo never-run")]):
+        chat.client.answer_approval = lambda request: ...  # the editor shows the question, no answer yet
+        running = asyncio.ensure_future(chat.prompt("run it"))
+        await chat.client.wait_event(lambda e: e["type"] == "approval_request")
+        state = await chat.client.rpc.request("pi/getRunState", {})
+        [pending] = state["pendingApprovals"]
+        assert pending["toolName"] == "bash" and pending["args"] == {"command": "echo never-run"}
+        assert await chat.client.rpc.request("pi/abort", {}) == {"aborted": True}
+        result = await running
+        assert result["stopReason"] == "aborted"
+        tool_result = chat.messages()[2]
+        assert (
+            tool_result["isError"]
+            and "aborted while waiting for approval" in tool_result["content"][0]["text"]
+        )
+        assert (await chat.client.rpc.request("pi/getRunState", {}))["pendingApprovals"] == []
