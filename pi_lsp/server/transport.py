@@ -156,11 +156,15 @@ async def _stdio_main(stdin: FdReader, writer: _StdoutWriter, first: bytes | Non
             if body is None:
                 return
 
-    if first is not None:
-        dispatch(protocol.receive, first)
-        threading.Thread(target=pump, name="pi-lsp stdin", daemon=True).start()
-        while (body := await queue.get()) is not None:
-            dispatch(protocol.receive, body)
+    try:
+        if first is not None:
+            dispatch(protocol.receive, first)
+            threading.Thread(target=pump, name="pi-lsp stdin", daemon=True).start()
+            while (body := await queue.get()) is not None:
+                dispatch(protocol.receive, body)
+    except SystemExit:  # `exit`: the requests asyncio now cancels are not waited for (a stuck write)
+        service.host.closing = True
+        raise
     await service.close()
     return 0 if protocol._shutdown else 1
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from pi_lsp.service import entries as ops
@@ -29,6 +28,7 @@ from pi_lsp.service.errors import InvalidParams
 from pi_lsp.service.notifications import send
 from pi_lsp.service.registry import Client, OpenSession, Registry
 from pi_lsp.service.watch import FileWatcher
+from pi_lsp.service.workers import WorkerPool
 from pi_lsp.session import SessionManager
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,8 @@ class SessionHost:
 
     def __init__(self, *, workers: int = 4, watch_interval: float = 0.3) -> None:
         self.registry = Registry()
-        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pi-lsp-session")
+        self.executor = WorkerPool(workers, "pi-lsp-session")
+        self.closing = False
         self.watcher = FileWatcher(self._external_change, watch_interval)
         self.append_listeners: list[AppendListener] = []
         self.sessions_changed_listeners: list[SessionsChangedListener] = []
@@ -66,31 +67,54 @@ class SessionHost:
 
     async def close(self) -> None:
         """Server exit (after the services closed): stop watching and the worker threads."""
+        self.closing = True
         await self.watcher.close()
-        self.executor.shutdown(wait=True)
+        # Running jobs get a few seconds; one stuck in blocking I/O does not keep the process alive.
+        await asyncio.get_running_loop().run_in_executor(None, self.executor.shutdown)
+        if self.executor.stuck:
+            log.warning("exiting with %d session jobs still stuck in blocking I/O", self.executor.stuck)
 
     # ------------------------------------------------------------------ running work
 
     async def run(self, session: OpenSession, fn: Callable[[], T], *, writes: bool) -> T:
-        """``fn()`` in a worker thread under the session's lock (see the module docstring)."""
-        async with session.lock:
-            future = asyncio.get_running_loop().run_in_executor(self.executor, fn)
-            cancelled = False
+        """``fn()`` in a worker thread under the session's lock (see the module docstring).
+
+        A cancelled read is answered at once and its worker slot freed; the session stays locked
+        until the read really ends (nothing else may touch the session meanwhile). A write that
+        started runs to its end and its real result is reported.
+        """
+        await session.lock.acquire()
+        job = self.executor.submit(fn)
+        future = asyncio.wrap_future(job)
+        release_later = False
+        try:
             while True:
                 try:
                     result = await asyncio.shield(future)
                     break
                 except asyncio.CancelledError:
-                    if future.done() and future.cancelled():
+                    if job.cancel() or (future.done() and future.cancelled()):
+                        raise  # it had not started: nothing was done
+                    if not writes or self.closing:  # at exit a stuck write is not waited for
+                        self.executor.abandon(job)
+                        future.add_done_callback(lambda _: session.lock.release())
+                        release_later = True
                         raise
-                    cancelled = True
-            if cancelled and not writes:
-                raise asyncio.CancelledError
-            return result
+                    # a started write runs to its end; its real result is the answer
+        finally:
+            if not release_later:
+                session.lock.release()
+        return result
 
     async def in_thread(self, fn: Callable[[], T]) -> T:
-        """``fn()`` in a worker thread, holding no session's lock (opening, listing, forking)."""
-        return await asyncio.get_running_loop().run_in_executor(self.executor, fn)
+        """``fn()`` in a worker thread, holding no session's lock (opening, listing, forking);
+        cancelled, it is answered at once and the worker slot is freed."""
+        job = self.executor.submit(fn)
+        try:
+            return await asyncio.shield(asyncio.wrap_future(job))
+        except asyncio.CancelledError:
+            self.executor.abandon(job)
+            raise
 
     async def call(
         self, client: Client, session_id: str | None, op: Callable[..., ops.Outcome], *args: Any, writes: bool

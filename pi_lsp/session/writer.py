@@ -12,11 +12,12 @@ import contextlib
 import fcntl
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pi_lsp.fileerrors import naming
+from pi_lsp.fileerrors import TIMEOUT, FileProblem, naming
 from pi_lsp.regular_files import check_regular
 from pi_lsp.session.errors import SessionFileConflictError
 
@@ -45,6 +46,28 @@ class FileChangedError(Exception):
     """The file is not the one we wrote any more (deleted, replaced, cut short, header gone)."""
 
 
+# How long a write waits for another writer's lock on the file (a healthy append holds it for
+# microseconds; a writer that hung while holding it must not hold our worker for good).
+LOCK_TIMEOUT = 10.0
+
+
+def _lock_within(fd: int, path: Path, timeout: float) -> None:
+    """The exclusive lock on ``fd``, or FileProblem (reason ``timeout``) after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise FileProblem(
+                    str(path), TIMEOUT, f"{path} stayed locked by another writer for {timeout:g} s"
+                ) from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+
 @contextlib.contextmanager
 def _locked_append_fd(path: Path, *, create: bool = True) -> Iterator[int]:
     """An O_APPEND descriptor holding the lock on the inode that ``path`` names right now."""
@@ -59,7 +82,7 @@ def _locked_append_fd(path: Path, *, create: bool = True) -> Iterator[int]:
         try:
             check_regular(fd, path)
             os.set_blocking(fd, True)
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _lock_within(fd, path, LOCK_TIMEOUT)
             # A rewrite may have renamed a new file over the path while we waited.
             try:
                 same = os.stat(path).st_ino == os.fstat(fd).st_ino
