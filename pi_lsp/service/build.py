@@ -82,5 +82,6 @@ def build_service(*, workers: int = 4, watch_interval: float = 0.3) -> PiService
     host.append_listeners.append(compaction.on_append)  # auto-compaction after assistant messages
     host.sessions_changed_listeners.append(prompt.sessions_changed)  # session cwds are prompt roots
     host.disconnect_listeners.append(prompt.disconnect)
+    host.disconnect_listeners.append(runs.disconnect)  # a run ends with the connection that started it
     host.disconnect_listeners.append(lambda client: documents.close_owner(str(client.id)))
     return service

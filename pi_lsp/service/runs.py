@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pi_lsp.agent.approvals import (
     DENIED,
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from pi_lsp.service.compaction import CompactionService
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SystemPromptFn = Callable[[Client, str, list[str]], Awaitable[str]]
 """(client, cwd, tool names) → the system prompt text pi would send (``pi/getSystemPrompt``)."""
@@ -106,6 +107,13 @@ class RunService:
         tasks = [chat.task for chat in self._chats.values() if chat.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=5)
+
+    def disconnect(self, client: Client) -> None:
+        """The connection that started a run is gone: abort the run, as pi's process ends with its
+        RPC client (nobody is left to answer its approvals)."""
+        for chat in self._chats.values():
+            if chat.starter is client and chat.runner is not None:
+                chat.runner.abort()
 
     # ------------------------------------------------------------------ state and events
 
@@ -216,11 +224,8 @@ class RunService:
             chat.runner = runner
             task = spawn(runner.run([user_message(text, images)]))  # its events go out at once
             chat.task = task
-            try:
-                result = await asyncio.shield(task)
-            except asyncio.CancelledError:  # $/cancelRequest: abort, and answer with the aborted run
-                runner.abort()
-                result = await task
+            # $/cancelRequest (or the connection going) aborts: answer with the aborted run
+            result = await until_done(task, runner.abort)
         finally:
             chat.runner = None
             chat.task = None
@@ -593,11 +598,7 @@ class RunService:
                 command_prefix=options["shell_command_prefix"],
             )
         )
-        try:
-            result = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            abort.set()
-            result = await task
+        result = await until_done(task, abort.set)
         chat = self.chat(session)
         while chat.task is not None:
             await asyncio.wait({chat.task})
@@ -656,6 +657,18 @@ def session_stats(messages: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens": {**tokens, "total": sum(tokens.values())},
         "cost": cost,
     }
+
+
+async def until_done(task: asyncio.Future[T], on_cancel: Callable[[], None]) -> T:
+    """``task``'s result; a cancellation of the caller calls ``on_cancel`` and keeps waiting (each
+    further cancellation too: the task is never cancelled from here, only asked to stop)."""
+    while True:
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():
+                return task.result()
+            on_cancel()
 
 
 def _plain(value: Any) -> Any:

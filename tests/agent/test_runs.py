@@ -416,3 +416,35 @@ async def test_abort_ends_an_approval_wait_and_the_run_state_shows_it() -> None:
             and "aborted while waiting for approval" in tool_result["content"][0]["text"]
         )
         assert (await chat.client.rpc.request("pi/getRunState", {}))["pendingApprovals"] == []
+
+
+async def test_a_run_ends_with_the_connection_that_started_it(tmp_path: Any) -> None:
+    ws = Workspace(HELLO)
+    async with FakeAnthropic([bash_turn("sleep 30.25"), text_turn("never")]) as fake:
+        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+        server = await start_network_server(tmp_path, "--tcp", **ws.server_env(fake.url))
+        options = {"model": MODEL, "approval": "auto", "token": server.token}
+        starter = await ChatClient.attach(
+            await RpcClient.connect(server.host, server.port), ws, options=options
+        )
+        watcher = await ChatClient.attach(
+            await RpcClient.connect(server.host, server.port), ws, options=options
+        )
+        try:
+            state = await starter.new_session(ws)
+            running = asyncio.ensure_future(starter.rpc.request("pi/prompt", {"text": "start"}))
+            await starter.wait_event(lambda e: e["type"] == "tool_execution_update")
+            await watcher.rpc.request("pi/openSession", {"path": state["file"]})
+            await starter.close()  # the editor goes away mid-run
+            running.cancel()
+            try:
+                end = await watcher.wait_event(lambda e: e["type"] == "agent_end", timeout=10)
+            except TimeoutError:
+                raise AssertionError([e["type"] for e in watcher.event_list()]) from None
+            assert end["stopReason"] == "aborted"
+            assert subprocess.run(["pgrep", "-f", "sleep 30.25"], capture_output=True).stdout == b""
+        finally:
+            await watcher.close()
+            server.process.kill()
+            await server.process.wait()
+            ws.cleanup()
