@@ -17,6 +17,9 @@ from typing import Any
 import orjson
 
 from pi_lsp.agent_dir import agent_dir
+from pi_lsp.regular_files import open_regular
+
+MAX_SIDE_FILE_BYTES = 64 * 1024  # a side file is one small JSON object
 
 
 def default_state_dir() -> Path:
@@ -51,7 +54,8 @@ class LeafStore:
     def restore(self, session_id: str, file: str, last_entry_id: str | None) -> tuple[bool, str | None]:
         """(found, leaf) when a side file matches this file and its current last entry."""
         try:
-            data: Any = orjson.loads(self._path(session_id).read_bytes())
+            with open_regular(self._path(session_id), max_bytes=MAX_SIDE_FILE_BYTES) as handle:
+                data: Any = orjson.loads(handle.read())
         except (OSError, orjson.JSONDecodeError):
             return False, None
         if not isinstance(data, dict) or data.get("file") != file:

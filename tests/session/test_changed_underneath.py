@@ -182,3 +182,26 @@ def test_migration_through_a_symlink_writes_to_the_target(tmp_path: Path, pi_ora
     new_id = manager.append_message(_user("through the link"))
     assert real.read_bytes().rstrip().endswith(orjson.dumps(manager.get_entry(new_id)))
     assert _pi_ids(pi_oracle, real)[1][-1] == new_id
+
+
+def test_a_fifo_in_place_of_the_leaf_side_file_does_not_hang_the_open(tmp_path: Path) -> None:
+    """The side file is read like every other file: only when regular, never blocking."""
+    import threading
+
+    from pi_lsp.session.leaf_state import LeafStore
+
+    store = LeafStore(tmp_path / "leaves")
+    manager = SessionManager.create("/proj", tmp_path / "sessions", leaf_store=store)
+    manager.append_message(_user("q"))
+    manager.append_message(_assistant("a"))
+    (tmp_path / "leaves").mkdir()
+    os.mkfifo(store._path(manager.session_id))
+    opened: list[SessionManager] = []
+    worker = threading.Thread(
+        target=lambda: opened.append(SessionManager.open(manager.session_file or "", leaf_store=store)),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(20)
+    assert opened, "opening the session blocked on the FIFO"
+    assert opened[0].leaf_id == manager.leaf_id
