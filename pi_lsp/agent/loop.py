@@ -71,6 +71,8 @@ class LoopHooks:
     validate: Callable[[Any, Any], dict[str, Any]]
     tool_context: Callable[[Callable[[Any], None]], Any]
     before_tool_call: BeforeToolCall | None = None
+    partial_message: Callable[[], Message] | None = None
+    """The assistant message as it stands when its stream starts (for ``message_start``)."""
     get_steering: Callable[[], list[Message]] = field(default=lambda: [])
     get_follow_up: Callable[[], list[Message]] = field(default=lambda: [])
 
@@ -215,9 +217,12 @@ class AgentLoop:
             if kind == "start":
                 started = True
                 partial = event.get("partial")
-                self.partial = (
-                    dict(partial) if isinstance(partial, Mapping) else {"role": "assistant", "content": []}
-                )
+                if isinstance(partial, Mapping):
+                    self.partial = dict(partial)
+                elif self.hooks.partial_message is not None:
+                    self.partial = self.hooks.partial_message()
+                else:
+                    self.partial = {"role": "assistant", "content": []}
                 self.hooks.emit({"type": "message_start", "message": dict(self.partial)})
             elif kind in UPDATE_EVENTS and started:
                 self._track_partial(event)

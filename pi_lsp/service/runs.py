@@ -312,6 +312,7 @@ class RunService:
             validate=validate_tool_arguments,
             tool_context=tool_context,
             before_tool_call=before_tool_call,
+            partial_message=lambda: partial_assistant(info),
         )
         runner = Runner(
             context,
@@ -622,6 +623,23 @@ def user_message(text: str, images: list[dict[str, Any]]) -> Message:
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     content += [{"type": "image", "data": image["data"], "mimeType": image["mimeType"]} for image in images]
     return {"role": "user", "content": content, "timestamp": now_ms()}
+
+
+def partial_assistant(info: ModelInfo) -> Message:
+    """pi's assistant message at the start of its stream (``message_start``), in pi's key order;
+    pi's also carries the input usage of the stream's first event, which ours reports at the end."""
+    from pi_lsp.llm.models import API, PROVIDER, empty_usage
+
+    return {
+        "role": "assistant",
+        "content": [],
+        "api": API,
+        "provider": PROVIDER,
+        "model": info.id,
+        "usage": empty_usage(),
+        "stopReason": "stop",
+        "timestamp": now_ms(),
+    }
 
 
 def session_stats(messages: list[dict[str, Any]]) -> dict[str, Any]:

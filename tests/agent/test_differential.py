@@ -61,6 +61,7 @@ def assert_same(theirs: Transcript, ours: Transcript) -> None:
     assert key_order(ours.entries) == key_order(theirs.entries)
     assert event_outline(ours.events) == event_outline(theirs.events)
     assert tool_results(ours.events) == tool_results(theirs.events)
+    assert assistant_starts(ours.events) == assistant_starts(theirs.events)
     if not any(e["type"] in ("auto_retry_start", "compaction_start") for e in theirs.events):
         # (pi counts its live agent's messages, from which retried errors are dropped; ours are the
         # branch's context, what pi counts once the session is loaded again)
@@ -74,6 +75,14 @@ def assert_same(theirs: Transcript, ours: Transcript) -> None:
             "cost",
         )
         assert {key: ours.stats[key] for key in keys} == {key: theirs.stats[key] for key in keys}
+
+
+def assistant_starts(events: list[dict[str, Any]]) -> list[list[tuple[str, Any]]]:
+    """The assistant messages of ``message_start`` (keys in order), without usage and timestamp."""
+    starts = [
+        e["message"] for e in events if e["type"] == "message_start" and e["message"]["role"] == "assistant"
+    ]
+    return [[(k, v if k not in ("usage", "timestamp") else k) for k, v in m.items()] for m in starts]
 
 
 def tool_results(events: list[dict[str, Any]]) -> dict[str, Any]:
