@@ -13,7 +13,7 @@ from typing import Any
 from pi_lsp import __version__
 from pi_lsp.server.reserved import RESERVED_METHODS
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 IMPLEMENTED_METHODS = (
     "pi/newSession",
     "pi/openSession",
