@@ -6,7 +6,7 @@ ORACLE_DIR := .pi-oracle
 PI_VERSION := 0.73.1
 STAMP := $(VENV)/.installed
 
-.PHONY: setup oracle demo test test-fast lint typecheck bench clean
+.PHONY: setup oracle demo test test-fast lint typecheck bench clean vscode-test
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,17 @@ demo: setup
 	$(BIN)/pi-lsp demo
 
 # -rfEs: failures, errors and every skipped test with its reason in the summary at the end.
-test: setup oracle
+test: setup oracle vscode-test
 	$(BIN)/pytest -q -rfEs -n 2
+
+# The VS Code extension (vscode-client/): typecheck, bundle, unit tests and tests against the real server.
+VSCODE_DEPS := vscode-client/node_modules/.package-lock.json
+$(VSCODE_DEPS): vscode-client/package-lock.json
+	cd vscode-client && npm ci --no-audit --no-fund --loglevel=error
+
+vscode-test: setup $(VSCODE_DEPS)
+	cd vscode-client && npm run --silent typecheck && npm run --silent build
+	cd vscode-client && PI_LSP_COMMAND=$(CURDIR)/$(BIN)/pi-lsp npm test --silent
 
 test-fast: setup
 	$(BIN)/pytest -q -x -m "not slow"
@@ -46,4 +55,4 @@ bench: setup oracle
 	$(BIN)/python benchmarks/bench_agent.py
 
 clean:
-	rm -rf $(VENV) $(ORACLE_DIR) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(ORACLE_DIR) vscode-client/node_modules vscode-client/out vscode-client/out-test .pytest_cache .mypy_cache .ruff_cache .hypothesis
