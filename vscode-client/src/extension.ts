@@ -4,8 +4,10 @@ import { LanguageClient } from "vscode-languageclient/node";
 import { createClient, currentPiSettings } from "./client";
 import { ContextGauge } from "./gauge";
 import { PiSession } from "./session";
+import { registerSessionDocuments } from "./sessionDocuments";
 import { SessionTreeProvider } from "./sessionTree";
 import { ServerNotFoundError } from "./serverCommand";
+import { registerTreeCommands } from "./treeCommands";
 
 let client: LanguageClient | undefined;
 
@@ -28,10 +30,11 @@ function guarded(work: () => Promise<void>): () => Promise<void> {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("pi");
   const gauge = new ContextGauge();
-  const session = new PiSession(() => {
+  const running = (): LanguageClient => {
     if (!client) throw new Error("pi-lsp is not running.");
     return client;
-  });
+  };
+  const session = new PiSession(running);
   const tree = new SessionTreeProvider(() => session.tree());
   context.subscriptions.push(output, gauge, vscode.window.registerTreeDataProvider("pi.sessionTree", tree));
 
@@ -70,6 +73,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("pi.continueRecent", guarded(() => session.continueRecent())),
     vscode.commands.registerCommand("pi.openSession", guarded(() => session.pickAndOpen())),
     vscode.commands.registerCommand("pi.compact", guarded(() => session.compact())),
+    client.onNotification("pi/systemPromptChanged", () =>
+      vscode.commands.executeCommand("pi.internal.systemPromptChanged"),
+    ),
+    ...registerTreeCommands(running, session),
+    ...registerSessionDocuments(running, session),
+    vscode.commands.registerCommand("pi.renameSession", guarded(() => session.rename())),
     vscode.commands.registerCommand("pi.showServerLog", () => output.show()),
     vscode.commands.registerCommand(
       "pi.restartServer",

@@ -37,6 +37,11 @@ export class PiSession {
     return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   }
 
+  /** Make the session a request answers with (a SessionState) the open one. */
+  async adoptFrom(method: string, params: object): Promise<void> {
+    return this.adopt(method, params);
+  }
+
   private async adopt(method: string, params: object): Promise<void> {
     this.state = await this.client().sendRequest<SessionState>(method, params);
     this.changed.fire();
@@ -77,6 +82,14 @@ export class PiSession {
       { placeHolder: sessions.length === 0 ? "No sessions for this folder yet" : "Open a pi session" },
     );
     if (picked) await this.open(picked.path);
+  }
+
+  async rename(): Promise<void> {
+    if (!this.state) return;
+    const name = await vscode.window.showInputBox({ prompt: "Session name", value: this.state.name ?? "" });
+    if (name === undefined) return;
+    await this.client().sendRequest("pi/setSessionName", { name });
+    this.state = { ...this.state, name: name.trim() || null };
   }
 
   /** Called on pi/sessionChanged for this session. */

@@ -1,0 +1,53 @@
+/** Show System Prompt (a read-only virtual document), Open Session File and Run Shell Command. */
+import * as vscode from "vscode";
+import { LanguageClient } from "vscode-languageclient/node";
+import { PiSession } from "./session";
+
+const SCHEME = "pi-system-prompt";
+
+export function registerSessionDocuments(client: () => LanguageClient, session: PiSession): vscode.Disposable[] {
+  const changed = new vscode.EventEmitter<vscode.Uri>();
+  const promptUri = vscode.Uri.from({ scheme: SCHEME, path: "/System Prompt.md" });
+  const provider: vscode.TextDocumentContentProvider = {
+    onDidChange: changed.event,
+    async provideTextDocumentContent(): Promise<string> {
+      const params = session.current ? {} : { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath };
+      const prompt = await client().sendRequest<{ text: string }>("pi/getSystemPrompt", params);
+      return prompt.text;
+    },
+  };
+  return [
+    changed,
+    vscode.workspace.registerTextDocumentContentProvider(SCHEME, provider),
+    // The document follows the server's pi/systemPromptChanged (wired in extension.ts).
+    vscode.commands.registerCommand("pi.internal.systemPromptChanged", () => changed.fire(promptUri)),
+    vscode.commands.registerCommand("pi.showSystemPrompt", async () => {
+      const document = await vscode.workspace.openTextDocument(promptUri);
+      await vscode.window.showTextDocument(document, { preview: true });
+    }),
+    vscode.commands.registerCommand("pi.openSessionFile", async () => {
+      const file = session.current?.file;
+      if (!file) {
+        void vscode.window.showInformationMessage("The open pi session has no file (or none is open).");
+        return;
+      }
+      await vscode.window.showTextDocument(vscode.Uri.file(file));
+    }),
+    vscode.commands.registerCommand("pi.runShellCommand", async () => {
+      if (!session.current) {
+        void vscode.window.showInformationMessage("Open a pi session first.");
+        return;
+      }
+      const command = await vscode.window.showInputBox({
+        prompt: "Shell command (its output is added to the session; start with ! to keep it out of the context)",
+      });
+      if (!command) return;
+      const exclude = command.startsWith("!");
+      const result = await client().sendRequest<{ output: string; exitCode: number | null }>("pi/bash", {
+        command: exclude ? command.slice(1) : command,
+        excludeFromContext: exclude,
+      });
+      void vscode.window.showInformationMessage(`pi: exit ${result.exitCode ?? "?"} — ${result.output.slice(0, 200)}`);
+    }),
+  ];
+}
