@@ -1,6 +1,8 @@
 /** Wires the pi extension: server client, session, tree view, gauge and commands. */
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
+import { askApproval } from "./approvals";
+import { ApprovalRequest } from "./approvalModel";
 import { createClient, currentPiSettings } from "./client";
 import { ContextGauge } from "./gauge";
 import { PiSession } from "./session";
@@ -73,6 +75,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("pi.continueRecent", guarded(() => session.continueRecent())),
     vscode.commands.registerCommand("pi.openSession", guarded(() => session.pickAndOpen())),
     vscode.commands.registerCommand("pi.compact", guarded(() => session.compact())),
+    client.onRequest("pi/requestApproval", (request: ApprovalRequest) => askApproval(request)),
     client.onNotification("pi/systemPromptChanged", () =>
       vscode.commands.executeCommand("pi.internal.systemPromptChanged"),
     ),
