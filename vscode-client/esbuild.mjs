@@ -1,14 +1,26 @@
-// Bundles the extension host code into out/extension.js (vscode is provided by the editor).
+// Bundles the extension host (out/extension.js; vscode is provided by the editor) and, apart,
+// the chat webview's script (out/webview.js, runs in the browser).
 import { build } from "esbuild";
 
-await build({
-  entryPoints: ["src/extension.ts"],
-  bundle: true,
-  platform: "node",
-  format: "cjs",
-  target: "node20",
-  external: ["vscode"],
-  outfile: "out/extension.js",
-  sourcemap: true,
-  logLevel: "warning",
-});
+await Promise.all([
+  build({
+    entryPoints: ["src/extension.ts"],
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    external: ["vscode"],
+    outfile: "out/extension.js",
+    sourcemap: true,
+    logLevel: "warning",
+  }),
+  build({
+    entryPoints: ["src/webview/chat.ts"],
+    bundle: true,
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+    outfile: "out/webview.js",
+    logLevel: "warning",
+  }),
+]);

@@ -3,6 +3,7 @@ import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { askApproval } from "./approvals";
 import { ApprovalRequest } from "./approvalModel";
+import { ChatViewProvider } from "./chatView";
 import { createClient, currentPiSettings } from "./client";
 import { ContextGauge } from "./gauge";
 import { PiSession } from "./session";
@@ -38,11 +39,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
   const session = new PiSession(running);
   const tree = new SessionTreeProvider(() => session.tree());
+  const chat = new ChatViewProvider(context.extensionUri, running, session);
+  context.subscriptions.push(vscode.window.registerWebviewViewProvider("pi.chat", chat));
   context.subscriptions.push(output, gauge, vscode.window.registerTreeDataProvider("pi.sessionTree", tree));
 
   const refresh = async (): Promise<void> => {
     try {
       gauge.show(await session.usage());
+      await chat.redraw();
       await tree.refresh();
     } catch (error) {
       output.appendLine(`refresh failed: ${String(error)}`);
@@ -63,8 +67,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     client.onNotification("pi/sessionChanged", (params: { sessionId: string; leafId: string | null }) => {
       if (params.sessionId === session.current?.sessionId) session.noteChanged(params.leafId);
     }),
-    client.onNotification("pi/event", (params: { sessionId: string; event: { type: string } }) => {
-      if (params.sessionId === session.current?.sessionId && params.event.type === "agent_end") void refresh();
+    client.onNotification("pi/event", (params: { sessionId: string; event: Record<string, unknown> }) => {
+      if (params.sessionId !== session.current?.sessionId) return;
+      chat.onEvent(params.event);
+      if (params.event.type === "agent_end") void refresh();
     }),
     vscode.workspace.onDidChangeConfiguration((change) => {
       if (change.affectsConfiguration("pi") && client?.isRunning()) {

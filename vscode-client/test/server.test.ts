@@ -9,6 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
+import { ChatTranscript } from "../src/chatModel";
 import { gaugeView } from "../src/gaugeModel";
 import { FlatTree, SessionTreeModel } from "../src/treeModel";
 
@@ -61,6 +62,12 @@ test("session tree and gauge from a real server", { skip: serverCommand ? false 
     assert.equal(model.children(root.id).length, 2);
     assert.ok(model.isOnBranch(root.id) && model.isLeaf(sibling.id));
     assert.match(SessionTreeModel.describe(root), /^user: hello tree/);
+
+    const branch = await connection.sendRequest<{ entries: Record<string, unknown>[] }>("pi/getBranch", {});
+    assert.deepEqual(
+      ChatTranscript.fromBranch(branch.entries).messages.map((m) => [m.kind, m.text]),
+      [["user", "hello tree"], ["user", "other way"]],
+    );
 
     const stats = await connection.sendRequest<{ contextUsage: Parameters<typeof gaugeView>[0] }>(
       "pi/getSessionStats",

@@ -1,0 +1,119 @@
+/** The chat transcript as plain messages: drawn from pi/getBranch, then advanced by pi/event (pure). */
+
+export type ChatKind = "user" | "assistant" | "tool";
+
+export interface ChatMessage {
+  key: string;
+  kind: ChatKind;
+  text: string;
+  toolName?: string;
+  isError?: boolean;
+}
+
+type Json = Record<string, unknown>;
+
+/** The text of a message's content (a string or a list of parts); thinking and tool calls left out. */
+export function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((part): part is Json => typeof part === "object" && part !== null && (part as Json).type === "text")
+    .map((part) => String(part.text ?? ""))
+    .join("");
+}
+
+function toolCalls(content: unknown): Json[] {
+  return Array.isArray(content)
+    ? content.filter((part): part is Json => typeof part === "object" && part !== null && (part as Json).type === "toolCall")
+    : [];
+}
+
+function describeCall(name: string, args: unknown): string {
+  return `${name} ${JSON.stringify(args ?? {})}`;
+}
+
+export class ChatTranscript {
+  readonly messages: ChatMessage[] = [];
+  private readonly tools = new Map<string, ChatMessage>();
+  private streaming: ChatMessage | undefined;
+
+  /** Redraw from the branch's entries (root first), as after a reload. */
+  static fromBranch(entries: Json[]): ChatTranscript {
+    const transcript = new ChatTranscript();
+    for (const entry of entries) {
+      if (entry.type !== "message") continue;
+      const message = entry.message as Json;
+      const id = String(entry.id);
+      if (message.role === "user") transcript.messages.push({ key: id, kind: "user", text: contentText(message.content) });
+      else if (message.role === "assistant") {
+        const text = contentText(message.content);
+        if (text !== "") transcript.messages.push({ key: id, kind: "assistant", text });
+        for (const call of toolCalls(message.content)) transcript.addTool(String(call.id), String(call.name), call.arguments);
+      } else if (message.role === "toolResult") {
+        transcript.finishTool(String(message.toolCallId), contentText(message.content), message.isError === true);
+      }
+    }
+    return transcript;
+  }
+
+  private addTool(callId: string, name: string, args: unknown): void {
+    if (this.tools.has(callId)) return;
+    const card: ChatMessage = { key: `tool:${callId}`, kind: "tool", toolName: name, text: describeCall(name, args) };
+    this.tools.set(callId, card);
+    this.messages.push(card);
+  }
+
+  private finishTool(callId: string, output: string, isError: boolean): void {
+    const card = this.tools.get(callId);
+    if (!card) return;
+    card.text = `${card.text.split("\n")[0]}\n${output}`;
+    card.isError = isError;
+  }
+
+  /** Apply one pi/event; returns whether anything visible changed. */
+  apply(event: Json): boolean {
+    switch (event.type) {
+      case "message_start": {
+        const message = event.message as Json;
+        if (message.role === "user") {
+          this.messages.push({ key: `user:${this.messages.length}`, kind: "user", text: contentText(message.content) });
+          return true;
+        }
+        if (message.role === "assistant") {
+          // A reply is an article from its first delta on; created here, shown once it has text.
+          this.streaming = { key: `assistant:${this.messages.length}`, kind: "assistant", text: "" };
+          return false;
+        }
+        return false;
+      }
+      case "message_update": {
+        const update = event.assistantMessageEvent as Json | undefined;
+        if (!this.streaming || update?.type !== "text_delta") return false;
+        if (this.streaming.text === "") this.messages.push(this.streaming);
+        this.streaming.text += String(update.delta ?? "");
+        return true;
+      }
+      case "message_end": {
+        const message = event.message as Json;
+        if (message.role !== "assistant" || !this.streaming) return false;
+        const final = contentText(message.content);
+        if (this.streaming.text === "" && final !== "") this.messages.push(this.streaming);
+        this.streaming.text = final;
+        if (typeof event.entryId === "string") this.streaming.key = event.entryId;
+        this.streaming = undefined;
+        return true;
+      }
+      case "tool_execution_start":
+        this.addTool(String(event.toolCallId), String(event.toolName), event.args);
+        return true;
+      case "tool_execution_update":
+        this.finishTool(String(event.toolCallId), contentText((event.partialResult as Json | undefined)?.content), false);
+        return true;
+      case "tool_execution_end":
+        this.finishTool(String(event.toolCallId), contentText((event.result as Json | undefined)?.content), event.isError === true);
+        return true;
+      default:
+        return false;
+    }
+  }
+}

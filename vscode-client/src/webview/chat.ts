@@ -1,0 +1,56 @@
+/** The chat webview's own code: draws the transcript the host posts, sends prompts and Stop. */
+import type { ChatMessage } from "../chatModel";
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): { draft?: string } | undefined;
+  setState(state: { draft?: string }): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscodeApi = acquireVsCodeApi();
+const log = document.getElementById("log") as HTMLElement;
+const input = document.getElementById("prompt") as HTMLTextAreaElement;
+const status = document.getElementById("status") as HTMLElement;
+const LABELS = { user: "user message", assistant: "assistant message", tool: "tool call" } as const;
+
+input.value = vscodeApi.getState()?.draft ?? "";
+input.addEventListener("input", () => vscodeApi.setState({ draft: input.value }));
+
+function send(): void {
+  const text = input.value.trim();
+  if (text === "") return;
+  vscodeApi.postMessage({ type: "send", text });
+  input.value = "";
+  vscodeApi.setState({ draft: "" });
+}
+
+input.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();
+    send();
+  }
+});
+document.getElementById("send")?.addEventListener("click", send);
+document.getElementById("stop")?.addEventListener("click", () => vscodeApi.postMessage({ type: "stop" }));
+
+/** Draw the messages as articles; text only (textContent), so nothing in a reply is run as HTML. */
+function render(messages: ChatMessage[]): void {
+  const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 20;
+  const articles = messages.map((message) => {
+    const article = document.createElement("article");
+    article.setAttribute("aria-label", LABELS[message.kind]);
+    article.className = `message ${message.kind}${message.isError ? " error" : ""}`;
+    article.textContent = message.text;
+    return article;
+  });
+  log.replaceChildren(...articles);
+  if (atBottom) log.scrollTop = log.scrollHeight;
+}
+
+window.addEventListener("message", (event: MessageEvent) => {
+  const data = event.data as { type: string; messages?: ChatMessage[]; status?: string };
+  if (data.type === "render" && data.messages) render(data.messages);
+  if (data.type === "status") status.textContent = data.status ?? "";
+});
+vscodeApi.postMessage({ type: "ready" });

@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ChatTranscript, contentText } from "../src/chatModel";
+
+test("a streamed reply becomes an assistant article from its first delta on", () => {
+  const chat = new ChatTranscript();
+  assert.equal(chat.apply({ type: "message_start", message: { role: "user", content: "hi" } }), true);
+  assert.equal(chat.apply({ type: "message_start", message: { role: "assistant", content: [] } }), false);
+  assert.deepEqual(chat.messages.map((m) => m.kind), ["user"]);
+  chat.apply({ type: "message_update", assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "Hel" } });
+  chat.apply({ type: "message_update", assistantMessageEvent: { type: "thinking_delta", delta: "hmm" } });
+  chat.apply({ type: "message_update", assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "lo" } });
+  assert.deepEqual(chat.messages.map((m) => [m.kind, m.text]), [["user", "hi"], ["assistant", "Hello"]]);
+  chat.apply({
+    type: "message_end",
+    entryId: "e1",
+    message: { role: "assistant", content: [{ type: "thinking", thinking: "x" }, { type: "text", text: "Hello!" }] },
+  });
+  assert.deepEqual(chat.messages[1], { key: "e1", kind: "assistant", text: "Hello!" });
+});
+
+test("tool calls are cards updated with live and final output", () => {
+  const chat = new ChatTranscript();
+  chat.apply({ type: "tool_execution_start", toolCallId: "t1", toolName: "bash", args: { command: "ls" } });
+  chat.apply({ type: "tool_execution_update", toolCallId: "t1", partialResult: { content: [{ type: "text", text: "a" }] } });
+  assert.equal(chat.messages[0].text, 'bash {"command":"ls"}\na');
+  chat.apply({ type: "tool_execution_end", toolCallId: "t1", isError: true, result: { content: [{ type: "text", text: "a\nb" }] } });
+  assert.deepEqual(chat.messages.map((m) => [m.kind, m.text, m.isError]), [["tool", 'bash {"command":"ls"}\na\nb', true]]);
+});
+
+test("a branch redraws user, assistant and tool messages in order", () => {
+  const chat = ChatTranscript.fromBranch([
+    { type: "session_info", id: "s" },
+    { type: "message", id: "u", message: { role: "user", content: [{ type: "text", text: "list" }] } },
+    {
+      type: "message",
+      id: "a",
+      message: { role: "assistant", content: [{ type: "toolCall", id: "t", name: "ls", arguments: { path: "." } }] },
+    },
+    { type: "message", id: "r", message: { role: "toolResult", toolCallId: "t", content: [{ type: "text", text: "x.py" }] } },
+    { type: "message", id: "b", message: { role: "assistant", content: [{ type: "text", text: "One file." }] } },
+  ]);
+  assert.deepEqual(chat.messages.map((m) => [m.kind, m.text]), [
+    ["user", "list"],
+    ["tool", 'ls {"path":"."}\nx.py'],
+    ["assistant", "One file."],
+  ]);
+});
+
+test("content text ignores non-text parts and odd shapes", () => {
+  assert.equal(contentText([{ type: "image" }, { type: "text", text: "a" }, null, { type: "text", text: "b" }]), "ab");
+  assert.equal(contentText(undefined), "");
+});
