@@ -281,6 +281,8 @@ class RunService:
                 tools=tool_defs,
                 thinking_level=model.thinking_level,
                 session_id=session.id,
+                thinking_budgets=settings.thinking_budgets,
+                block_images=settings.block_images,
             )
             return await stream_assistant_message(sdk, request, info, abort=abort, on_event=on_event)
 

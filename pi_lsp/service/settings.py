@@ -222,6 +222,23 @@ class Settings:
         return RetrySettings(enabled, max(0, retries), max(0, int(delay)))
 
     @property
+    def thinking_budgets(self) -> dict[str, int]:
+        """pi's ``thinkingBudgets``: per-level token budgets overriding the defaults (bad values skipped)."""
+        section = self._get("thinkingBudgets", Mapping, {})
+        return {
+            level: value
+            for level, value in section.items()
+            if level in THINKING_LEVELS and type(value) is int and value > 0
+        }
+
+    @property
+    def block_images(self) -> bool:
+        """pi's ``images.blockImages``: images are replaced by a sentence before they reach the model."""
+        section = self._merged.get("images")
+        data: Mapping[str, Any] = section if isinstance(section, Mapping) else {}
+        return bool(self._get("blockImages", bool, False, data))
+
+    @property
     def queue_modes(self) -> tuple[str, str]:
         """``steeringMode`` and ``followUpMode`` (pi's default: one-at-a-time)."""
         steering = self._get("steeringMode", str, QUEUE_MODES[0])
