@@ -71,7 +71,7 @@ def build_service(*, workers: int = 4, watch_interval: float = 0.3) -> PiService
     runs = RunService(host, compaction, prompt.system_prompt_text, documents=documents)  # pi/prompt
     service = PiService(
         host=host,
-        sessions=SessionService(host, context_usage=compaction.context_usage),
+        sessions=SessionService(host, context_usage=compaction.context_usage, before_close=runs.before_close),
         compaction=compaction,
         branch_summary=BranchSummaryService(host),
         prompt=prompt,

@@ -115,6 +115,21 @@ class RunService:
             if chat.starter is client and chat.runner is not None:
                 chat.runner.abort()
 
+    async def before_close(self, client: Client, session: OpenSession) -> None:
+        """``pi/closeSession``: a run this client started, or one on a session nobody else holds,
+        is aborted (as ``pi/abort``) and waited for, so its partial reply is stored before the close."""
+        chat = self._chats.get(session.id)
+        if chat is None:
+            return
+        others = [holder for holder in self.host.registry.holders(session.id) if holder is not client]
+        task = chat.task
+        if chat.runner is not None and (chat.starter is client or not others):
+            chat.runner.abort()
+            if task is not None:
+                await asyncio.wait({task})
+        if not others and (chat.task is None or chat.task.done()):
+            self._chats.pop(session.id, None)  # the session closes: forget its run state
+
     # ------------------------------------------------------------------ state and events
 
     def chat(self, session: OpenSession) -> ChatState:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from pi_lsp.service import entries as ops
 from pi_lsp.service import wire
 from pi_lsp.service.errors import InvalidParams, SessionNotFound
 from pi_lsp.service.host import SessionHost
-from pi_lsp.service.registry import Client, path_key
+from pi_lsp.service.registry import Client, OpenSession, path_key
 from pi_lsp.service.settings import Settings
 from pi_lsp.session import SessionManager
 from pi_lsp.session.errors import EntryNotFoundError
@@ -28,15 +28,23 @@ from pi_lsp.session.view import ContextView
 
 # The protocol's ContextUsage of a built context (runs under the session's lock).
 ContextUsage = Callable[[SessionManager, ContextView, Settings], dict[str, Any]]
+# Called before ``pi/closeSession`` releases an open session (the run service ends its run).
+BeforeClose = Callable[[Client, OpenSession], Awaitable[None]]
 
 
 class SessionService:
     """The Sessions, Entries and Context methods that need more than one entries operation."""
 
-    def __init__(self, host: SessionHost, context_usage: ContextUsage | None = None) -> None:
+    def __init__(
+        self,
+        host: SessionHost,
+        context_usage: ContextUsage | None = None,
+        before_close: BeforeClose | None = None,
+    ) -> None:
         self.host = host
         self.registry = host.registry
         self.context_usage = context_usage
+        self.before_close = before_close  # ends a run on the session first (the run service's)
         self._open_locks: dict[str, asyncio.Lock] = {}
 
     async def append_entry(self, client: Client, session_id: str | None, entry: dict[str, Any]) -> Any:
@@ -170,6 +178,8 @@ class SessionService:
         session = self.registry.get(target)
         if session is None and target not in client.open:
             raise SessionNotFound(f"session {target} is not open", {"session": target})
+        if session is not None and self.before_close is not None:
+            await self.before_close(client, session)
         if session is not None:
             async with session.lock:  # let work already running on it finish first
                 self.host.release(client, target)

@@ -448,3 +448,36 @@ async def test_a_run_ends_with_the_connection_that_started_it(tmp_path: Any) -> 
             server.process.kill()
             await server.process.wait()
             ws.cleanup()
+
+
+async def test_runs_honour_thinking_budgets_and_block_images() -> None:
+    options = {"thinkingBudgets": {"medium": 5000}, "images": {"blockImages": True}}
+    async for chat in open_chat([text_turn("Seen."), text_turn("Seen again.")], options=options):
+        pixel = {"data": "iVBORw0KGgo=", "mimeType": "image/png"}
+        await chat.prompt("look", images=[pixel])
+        body = chat.fake.requests[0].body
+        assert body["thinking"]["budget_tokens"] == 5000  # pi's default for medium is 8192
+        content = body["messages"][0]["content"]
+        assert not any(block.get("type") == "image" for block in content)
+        assert {"type": "text", "text": "Image reading is disabled."} in [
+            {k: v for k, v in block.items() if k in ("type", "text")} for block in content
+        ]
+        stored = chat.messages()[0]["content"]
+        assert [block["type"] for block in stored] == ["text", "image"]  # the session keeps the image
+
+
+async def test_close_session_aborts_the_run_waits_for_it_then_closes() -> None:
+    async for chat in open_chat([bash_turn("sleep 30.5"), text_turn("never")], options={"approval": "auto"}):
+        running = asyncio.ensure_future(chat.prompt("start"))
+        await chat.client.wait_event(lambda e: e["type"] == "tool_execution_update")
+        assert await asyncio.wait_for(chat.client.rpc.request("pi/closeSession", {}), 20) == {}
+        assert (await asyncio.wait_for(running, 10))["stopReason"] == "aborted"
+        assert subprocess.run(["pgrep", "-f", "sleep 30.5"], capture_output=True).stdout == b""
+        session_id = chat.client.events[0]["sessionId"]
+        assert "agent_end" in [e["event"]["type"] for e in chat.client.events]
+        messages = chat.messages()
+        assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
+        assert messages[2]["isError"] and messages[-1]["stopReason"] == "aborted"  # stored before the close
+        assert len(chat.fake.requests) == 1  # no further turn after the abort
+        with pytest.raises(RpcError):
+            await chat.client.rpc.request("pi/getRunState", {"sessionId": session_id})
