@@ -93,7 +93,8 @@ local returns_state = {
 }
 
 local defaults = {
-  cmd = { "pi-lsp" },
+  cmd = nil, -- nil: `pi-lsp` on PATH, else `<dir>/.venv/bin/pi-lsp` for each of server_dirs
+  server_dirs = {}, -- e.g. { "~/src/pi-lsp" } (a checkout where `make setup` made .venv)
   cmd_env = nil,
   settings = {},
   root_dir = nil, -- string or function() -> string; default: a root marker above cwd, else cwd
@@ -169,9 +170,24 @@ function M.json_decode(text)
   return vim.fn.json_decode(text)
 end
 
+--- `msg` cut to one screen line, so that no message ever waits for Enter.
+function M.short(msg)
+  msg = tostring(msg):gsub("%s*\n%s*", " ")
+  local room = math.max(20, (vim.v.echospace or vim.o.columns) - 1)
+  if vim.fn.strdisplaywidth(msg) > room then
+    msg = vim.fn.strcharpart(msg, 0, room - 3) .. "..."
+  end
+  return msg
+end
+
+--- vim.notify with the message cut to one line.
+function M.notify(msg, level)
+  vim.notify(M.short(msg), level or vim.log.levels.INFO)
+end
+
 local function notify_err(what, err)
   vim.schedule(function()
-    vim.notify(string.format("pi: %s: %s", what, M.format_error(err)), vim.log.levels.ERROR)
+    M.notify(string.format("pi: %s: %s", what, M.format_error(err)), vim.log.levels.ERROR)
   end)
 end
 
@@ -355,6 +371,33 @@ local function flush_pending()
   end
 end
 
+--- The command that starts the server: `cmd` when set, else `pi-lsp` on PATH, else the first
+--- `<dir>/.venv/bin/pi-lsp` of `server_dirs`. Returns nil and what to set when none is found.
+function M.server_cmd()
+  local cfg = M.config
+  if cfg.cmd then
+    return cfg.cmd
+  end
+  if vim.fn.executable("pi-lsp") == 1 then
+    return { "pi-lsp" }
+  end
+  local dirs = type(cfg.server_dirs) == "string" and { cfg.server_dirs } or cfg.server_dirs or {}
+  for _, dir in ipairs(dirs) do
+    local candidate = vim.fn.fnamemodify(vim.fn.expand(dir), ":p"):gsub("/$", "") .. "/.venv/bin/pi-lsp"
+    if vim.fn.executable(candidate) == 1 then
+      return { candidate }
+    end
+  end
+  return nil, 'pi-lsp not found: set cmd = {"/path/to/pi-lsp"} or server_dirs = {"/pi-lsp/checkout"}'
+end
+
+--- Client capabilities: Neovim's, plus the pi extensions this plugin implements.
+function M.client_capabilities()
+  return vim.tbl_deep_extend("force", vim.lsp.protocol.make_client_capabilities(), {
+    experimental = { pi = { approvals = true } },
+  })
+end
+
 --- Start the server (if needed) and return the client object.
 function M.start()
   stopped = false
@@ -365,9 +408,15 @@ function M.start()
   local cfg = M.config
   local root = find_root()
   ready = false
+  local cmd, missing = M.server_cmd()
+  if not cmd then
+    vim.notify("pi: " .. missing, vim.log.levels.ERROR) -- not cut: it says what to set
+    return nil
+  end
   local id = vim.lsp.start_client({
     name = "pi",
-    cmd = cfg.cmd,
+    cmd = cmd,
+    capabilities = M.client_capabilities(),
     cmd_cwd = root,
     cmd_env = cfg.cmd_env,
     root_dir = root,
@@ -388,14 +437,14 @@ function M.start()
       end
       vim.schedule(function()
         if unexpected and code ~= 0 then
-          vim.notify(string.format("pi: pi-lsp exited (code %s, signal %s)", code, signal), vim.log.levels.WARN)
+          M.notify(string.format("pi: pi-lsp exited (code %s, signal %s)", code, signal), vim.log.levels.WARN)
         end
         fire("PiExit", { code = code, signal = signal })
       end)
     end,
   })
   if not id then
-    notify_err("start", "could not start " .. table.concat(cfg.cmd, " "))
+    notify_err("start", "could not start " .. table.concat(cmd, " "))
     return nil
   end
   M.client_id = id

@@ -15,15 +15,16 @@ M.flat_tree = nil -- nil: unknown; true/false once the server answered a flat re
 local tree_ids = {} -- bufnr -> { [line] = entry id }
 
 local function info(msg)
-  vim.notify("pi: " .. msg, vim.log.levels.INFO)
+  pi().notify("pi: " .. msg, vim.log.levels.INFO)
 end
 
 local function report(what)
   return function(err, result)
     if err then
-      vim.notify("pi: " .. what .. ": " .. pi().format_error(err), vim.log.levels.ERROR)
+      pi().notify("pi: " .. what .. ": " .. pi().format_error(err), vim.log.levels.ERROR)
     elseif type(result) == "table" and result.sessionId then
-      info(string.format("%s %s%s", what, result.name or result.sessionId, result.file and (" (" .. result.file .. ")") or ""))
+      local file = result.file and (" (" .. vim.fn.fnamemodify(result.file, ":~:.") .. ")") or ""
+      info(string.format("%s %s%s", what, result.name or result.sessionId:sub(1, 8), file))
     end
   end
 end
@@ -151,7 +152,7 @@ function M.refresh_tree(callback)
         set_lines(buf, { "(no active session)" })
       end
     elseif err and err.code ~= pi().codes.NotRunning then
-      vim.notify("pi: tree: " .. pi().format_error(err), vim.log.levels.ERROR)
+      pi().notify("pi: tree: " .. pi().format_error(err), vim.log.levels.ERROR)
     elseif not err and api.nvim_buf_is_valid(buf) then
       render_tree(buf, t)
     end
@@ -169,7 +170,7 @@ function M.tree_navigate()
   end
   pi().navigate({ targetId = id }, function(err, result)
     if err then
-      return vim.notify("pi: navigate: " .. pi().format_error(err), vim.log.levels.ERROR)
+      return pi().notify("pi: navigate: " .. pi().format_error(err), vim.log.levels.ERROR)
     end
     if result.editorText then
       info("editor text: " .. result.editorText:gsub("\n", " "):sub(1, 80))
@@ -181,7 +182,7 @@ end
 function M.open_tree(callback)
   M.fetch_tree(function(err, t)
     if err then
-      vim.notify("pi: tree: " .. pi().format_error(err), vim.log.levels.ERROR)
+      pi().notify("pi: tree: " .. pi().format_error(err), vim.log.levels.ERROR)
       if callback then
         callback(err)
       end
@@ -251,7 +252,7 @@ end
 function M.open_context(callback)
   pi().build_context({}, function(err, ctx)
     if err then
-      vim.notify("pi: context: " .. pi().format_error(err), vim.log.levels.ERROR)
+      pi().notify("pi: context: " .. pi().format_error(err), vim.log.levels.ERROR)
       if callback then
         callback(err)
       end
@@ -292,7 +293,7 @@ function M.pick_session(query)
   end
   pi().list_sessions(params, function(err, result)
     if err then
-      return vim.notify("pi: sessions: " .. pi().format_error(err), vim.log.levels.ERROR)
+      return pi().notify("pi: sessions: " .. pi().format_error(err), vim.log.levels.ERROR)
     end
     local sessions = result.sessions or {}
     if #sessions == 0 then
@@ -317,11 +318,11 @@ function M.label(text)
   local label = (text and text ~= "") and text or vim.NIL
   local function apply(target)
     if not target then
-      return vim.notify("pi: label: no entry to label", vim.log.levels.WARN)
+      return pi().notify("pi: label: no entry to label", vim.log.levels.WARN)
     end
     pi().set_label({ targetId = target, label = label }, function(err)
       if err then
-        vim.notify("pi: label: " .. pi().format_error(err), vim.log.levels.ERROR)
+        pi().notify("pi: label: " .. pi().format_error(err), vim.log.levels.ERROR)
       end
     end)
   end
@@ -331,7 +332,7 @@ function M.label(text)
   end
   pi().get_session_state({}, function(err, state)
     if err then
-      return vim.notify("pi: label: " .. pi().format_error(err), vim.log.levels.ERROR)
+      return pi().notify("pi: label: " .. pi().format_error(err), vim.log.levels.ERROR)
     end
     apply(state.leafId)
   end)
@@ -363,7 +364,7 @@ function M.create_commands()
   cmd("PiName", function(a)
     pi().set_session_name({ name = a.args }, function(err)
       if err then
-        vim.notify("pi: name: " .. pi().format_error(err), vim.log.levels.ERROR)
+        pi().notify("pi: name: " .. pi().format_error(err), vim.log.levels.ERROR)
       end
     end)
   end, { nargs = "?", desc = "pi: name the session (empty clears)" })

@@ -1,0 +1,37 @@
+-- For tests/nvim/test_nvim_setup.py: setup() without `cmd`, the declared capabilities, :help pi.txt
+-- and the length of the messages of session commands. Writes what it saw to $PI_NVIM_TEST_OUT.
+local encode = vim.json and vim.json.encode or vim.fn.json_encode
+local out = {}
+local messages = {}
+local real_notify = vim.notify
+vim.notify = function(msg, level)
+  table.insert(messages, msg)
+  return real_notify(msg, level)
+end
+
+local pi = require("pi")
+pi.setup({ autostart = false, server_dirs = { os.getenv("PI_NVIM_TEST_SERVER_DIR") } })
+out.cmd = pi.server_cmd()
+local ready = false
+vim.api.nvim_create_autocmd("User", { pattern = "PiReady", callback = function() ready = true end })
+local client = pi.start()
+vim.wait(15000, function() return ready end, 20)
+out.ready = ready
+out.approvals = client and client.config.capabilities.experimental.pi.approvals or vim.NIL
+vim.cmd("PiNew")
+vim.wait(10000, function() return #messages > 0 end, 20)
+out.messages = messages
+out.columns = vim.o.columns
+out.help_ok = pcall(vim.cmd, "help pi.txt")
+out.help_file = vim.fn.expand("%:t")
+
+pi.stop()
+pi.setup({ autostart = false, server_dirs = { "/nonexistent" } })
+messages = {}
+out.missing_client = pi.start() == nil
+out.missing_message = messages[1] or vim.NIL
+
+local f = assert(io.open(os.getenv("PI_NVIM_TEST_OUT"), "w"))
+f:write(encode(out))
+f:close()
+vim.cmd("qall!")

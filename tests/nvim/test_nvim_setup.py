@@ -1,0 +1,67 @@
+"""setup() without ``cmd`` in a real headless Neovim: the server is found in a ``.venv`` (not on
+PATH), the client declares approvals, session commands' messages fit one line (no "Press ENTER"),
+``:help pi.txt`` opens the plugin's doc, and with no server anywhere the error says what to set."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.nvim.test_nvim_client import NVIM, REPO
+
+SCRIPT = Path(__file__).with_name("setup.lua")
+
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
+
+
+def _path_without_pi_lsp() -> str:
+    dirs = os.environ.get("PATH", "").split(os.pathsep)
+    return os.pathsep.join(d for d in dirs if d and not (Path(d) / "pi-lsp").exists())
+
+
+@pytest.mark.skipif(not (REPO / ".venv" / "bin" / "pi-lsp").exists(), reason="needs make setup's .venv")
+def test_setup_without_cmd_finds_the_venv_server(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    out = tmp_path / "out.json"
+    env = {
+        **os.environ,
+        "PATH": _path_without_pi_lsp(),
+        "PI_NVIM_TEST_OUT": str(out),
+        "PI_NVIM_TEST_SERVER_DIR": str(REPO),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "NVIM_LOG_FILE": str(tmp_path / "nvim.log"),
+    }
+    done = subprocess.run(
+        [str(NVIM), "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
+         "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {SCRIPT}"],
+        cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout.decode(errors="replace")[-2000:]
+    seen = json.loads(out.read_text())
+    assert seen["cmd"] == [str(REPO / ".venv" / "bin" / "pi-lsp")]
+    assert seen["ready"] is True and seen["approvals"] is True
+    assert seen["messages"] and seen["messages"][0].startswith("pi: new session ")
+    assert all(len(m) < seen["columns"] and "\n" not in m for m in seen["messages"]), seen["messages"]
+    assert seen["help_ok"] is True and seen["help_file"] == "pi.txt"
+    assert seen["missing_client"] is True
+    assert "cmd =" in seen["missing_message"] and "server_dirs" in seen["missing_message"]
+
+
+def test_committed_help_tags_are_current(tmp_path: Path) -> None:
+    """doc/tags is committed so :help works without :helptags; it must match the doc."""
+    doc = tmp_path / "doc"
+    doc.mkdir()
+    (doc / "pi.txt").write_text((REPO / "nvim-client" / "doc" / "pi.txt").read_text())
+    subprocess.run(
+        [str(NVIM), "--headless", "--clean", "-u", "NONE", "-c", f"helptags {doc}", "-c", "qa!"],
+        stdin=subprocess.DEVNULL, capture_output=True, timeout=30, check=True,
+    )  # fmt: skip
+    assert (doc / "tags").read_text() == (REPO / "nvim-client" / "doc" / "tags").read_text()
