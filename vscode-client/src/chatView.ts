@@ -78,6 +78,9 @@ body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding:
 .user { background: var(--vscode-input-background); }
 .tool { font-family: var(--vscode-editor-font-family); opacity: 0.85; }
 .error { color: var(--vscode-errorForeground); }
+.markdown { white-space: normal; }
+.markdown pre { overflow-x: auto; padding: 4px; background: var(--vscode-textCodeBlock-background); }
+.markdown code { font-family: var(--vscode-editor-font-family); }
 textarea { width: 100%; box-sizing: border-box; resize: vertical; }
 </style></head>
 <body>

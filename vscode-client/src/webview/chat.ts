@@ -1,5 +1,6 @@
 /** The chat webview's own code: draws the transcript the host posts, sends prompts and Stop. */
 import type { ChatMessage } from "../chatModel";
+import { createMarkdownRenderer } from "./markdown";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -12,6 +13,7 @@ const vscodeApi = acquireVsCodeApi();
 const log = document.getElementById("log") as HTMLElement;
 const input = document.getElementById("prompt") as HTMLTextAreaElement;
 const status = document.getElementById("status") as HTMLElement;
+const renderMarkdown = createMarkdownRenderer(window);
 const LABELS = { user: "user message", assistant: "assistant message", tool: "tool call" } as const;
 
 input.value = vscodeApi.getState()?.draft ?? "";
@@ -34,14 +36,19 @@ input.addEventListener("keydown", (event) => {
 document.getElementById("send")?.addEventListener("click", send);
 document.getElementById("stop")?.addEventListener("click", () => vscodeApi.postMessage({ type: "stop" }));
 
-/** Draw the messages as articles; text only (textContent), so nothing in a reply is run as HTML. */
+/** Draw the messages as articles: a reply as sanitised markdown, the rest as text (textContent). */
 function render(messages: ChatMessage[]): void {
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 20;
   const articles = messages.map((message) => {
     const article = document.createElement("article");
     article.setAttribute("aria-label", LABELS[message.kind]);
     article.className = `message ${message.kind}${message.isError ? " error" : ""}`;
-    article.textContent = message.text;
+    if (message.kind === "assistant") {
+      article.classList.add("markdown");
+      article.append(renderMarkdown(message.text));
+    } else {
+      article.textContent = message.text;
+    }
     return article;
   });
   log.replaceChildren(...articles);

@@ -1,0 +1,47 @@
+/**
+ * Markdown for the chat webview: marked renders, DOMPurify sanitises, and the result is a DOM
+ * fragment. A reply is untrusted text, so raw HTML in it is shown as text (never parsed), links and
+ * images keep only http(s)/mailto/#fragment addresses, and nothing executable survives.
+ * Takes the window to work in, so the same code runs in the webview and in Node tests (jsdom).
+ */
+import createDOMPurify from "dompurify";
+import { Marked } from "marked";
+
+/** Addresses a rendered link or image may keep; anything else (javascript:, vbscript:, data:, …) is dropped. */
+const SAFE_URL = /^(?:https?:|mailto:|#)/i;
+const URL_ATTRIBUTES = ["href", "src", "xlink:href", "action", "formaction", "srcset"];
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+export type MarkdownRenderer = (markdown: string) => DocumentFragment;
+
+/** A renderer bound to `win` (the webview's window, or a jsdom window in tests). */
+export function createMarkdownRenderer(win: Window): MarkdownRenderer {
+  const marked = new Marked({
+    gfm: true,
+    async: false,
+    renderer: {
+      // Raw HTML in the markdown (block or inline) is shown as the text it is.
+      html: ({ text }) => escapeHtml(text),
+    },
+  });
+  const purify = createDOMPurify(win as unknown as Parameters<typeof createDOMPurify>[0]);
+  purify.addHook("afterSanitizeAttributes", (node) => {
+    for (const name of URL_ATTRIBUTES) {
+      const value = node.getAttribute(name);
+      if (value !== null && !SAFE_URL.test(value.trim())) node.removeAttribute(name);
+    }
+    if (node.tagName === "A" && node.hasAttribute("href")) node.setAttribute("rel", "noopener noreferrer");
+  });
+  return (markdown) => {
+    const html = marked.parse(markdown) as string;
+    return purify.sanitize(html, {
+      USE_PROFILES: { html: true },
+      FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed", "svg", "math"],
+      FORBID_ATTR: ["style"],
+      RETURN_DOM_FRAGMENT: true,
+    });
+  };
+}
