@@ -28,9 +28,28 @@ from pi_lsp.agent.documents import EditorDocuments
 from pi_lsp.agent.loop import LoopHooks, Message, now_ms
 from pi_lsp.agent.queue import MessageQueues
 from pi_lsp.agent.runner import CompactionDecision, CompactionHooks, Runner, RunResult
+from pi_lsp.agent.tools import ToolContext, create_tools, validate_tool_arguments
+from pi_lsp.agent.tools.user_bash import run_user_bash
 from pi_lsp.agent_dir import agent_dir
+from pi_lsp.llm.anthropic_client import create_async_client
+from pi_lsp.llm.auth import anthropic_api_key
+from pi_lsp.llm.models import (
+    API,
+    DEFAULT_MODEL_ID,
+    MODELS,
+    PROVIDER,
+    ModelInfo,
+    clamp_thinking_level,
+    empty_usage,
+    find_model,
+)
+from pi_lsp.llm.request import build_messages_request
+from pi_lsp.llm.stream import is_retryable_error, stream_assistant_message
+from pi_lsp.prompt.commands import SlashCommands, load_slash_commands
 from pi_lsp.secrets import redact
 from pi_lsp.service import entries as ops
+from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED
+from pi_lsp.service.closing import close_quietly
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.errors import InvalidParams, ModelError, SessionBusy
 from pi_lsp.service.host import SessionHost
@@ -39,8 +58,6 @@ from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
 
 if TYPE_CHECKING:
-    from pi_lsp.llm.models import ModelInfo
-    from pi_lsp.prompt.commands import SlashCommands
     from pi_lsp.service.compaction import CompactionService
 
 log = logging.getLogger(__name__)
@@ -155,8 +172,6 @@ class RunService:
     # ------------------------------------------------------------------ model
 
     def _resolve_model(self, session: OpenSession, settings: Settings) -> Model:
-        from pi_lsp.llm.models import DEFAULT_MODEL_ID, clamp_thinking_level, find_model
-
         manager = session.manager
         view = manager.context_view()
         branch_types = {record.type for record in view.path}
@@ -214,8 +229,6 @@ class RunService:
             )
         settings = client.settings
         model = self._resolve_model(session, settings)
-        from pi_lsp.llm.auth import anthropic_api_key
-
         api_key = anthropic_api_key()
         if not api_key:
             raise ModelError(NO_KEY, {"retryable": False})
@@ -247,12 +260,7 @@ class RunService:
             chat.starter = None
             chat.approvals.clear()
             session.busy = None if session.busy == "prompt" else session.busy
-            close = getattr(sdk, "close", None)
-            if close is not None:
-                try:
-                    await close()
-                except Exception:
-                    log.debug("closing the SDK client failed", exc_info=True)
+            await close_quietly(sdk, "close", "SDK client")
         answer: dict[str, Any] = {
             "userEntryId": next(iter(result.entry_ids), None),
             "entryIds": entry_ids + result.entry_ids,
@@ -274,10 +282,6 @@ class RunService:
         sdk: Any,
         settings: Settings,
     ) -> Runner:
-        from pi_lsp.agent.tools import ToolContext, validate_tool_arguments
-        from pi_lsp.llm.request import build_messages_request
-        from pi_lsp.llm.stream import is_retryable_error, stream_assistant_message
-
         info = model.info
         tool_defs = [
             {"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools
@@ -347,8 +351,6 @@ class RunService:
     def _compaction_hooks(
         self, session: OpenSession, chat: ChatState, settings: Settings, info: ModelInfo
     ) -> CompactionHooks:
-        from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED
-
         config = RunConfig.from_settings(settings)
         config = RunConfig(**{**config.__dict__, "context_window": info.context_window})
 
@@ -515,8 +517,6 @@ class RunService:
     async def set_model(
         self, client: Client, session_id: str | None, model_id: str | None, thinking_level: str | None
     ) -> dict[str, Any]:
-        from pi_lsp.llm.models import clamp_thinking_level, find_model
-
         session = self.host.registry.resolve(client, session_id)
         if model_id is not None and find_model(model_id) is None:
             raise InvalidParams(f"modelId {model_id!r} is not a model this server knows (see pi/listModels)",
@@ -549,8 +549,6 @@ class RunService:
         return result
 
     def list_models(self, client: Client) -> dict[str, Any]:
-        from pi_lsp.llm.models import DEFAULT_MODEL_ID, MODELS, clamp_thinking_level, find_model
-
         session = self.host.registry.get(client.active) if client.active is not None else None
         if session is not None:
             try:
@@ -585,8 +583,6 @@ class RunService:
     # ------------------------------------------------------------------ slash commands, user bash
 
     async def _commands(self, cwd: str) -> SlashCommands:
-        from pi_lsp.prompt.commands import load_slash_commands
-
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, load_slash_commands, cwd, str(agent_dir()))
 
@@ -602,8 +598,6 @@ class RunService:
         During a run pi holds the message back until the run ends; so does this (the command runs
         at once, its entry is appended when the run is over). Cancelling kills the command.
         """
-        from pi_lsp.agent.tools.user_bash import run_user_bash
-
         session = self.host.registry.resolve(client, session_id)
         options = _shell_options(client.settings)
         abort = asyncio.Event()
@@ -645,8 +639,6 @@ def user_message(text: str, images: list[dict[str, Any]]) -> Message:
 def partial_assistant(info: ModelInfo) -> Message:
     """pi's assistant message at the start of its stream (``message_start``), in pi's key order;
     pi's also carries the input usage of the stream's first event, which ours reports at the end."""
-    from pi_lsp.llm.models import API, PROVIDER, empty_usage
-
     return {
         "role": "assistant",
         "content": [],
@@ -738,8 +730,6 @@ def _shell_options(settings: Settings) -> dict[str, str | None]:
 
 
 def _create_tools(names: list[str], settings: Settings) -> list[Any]:
-    from pi_lsp.agent.tools import create_tools
-
     try:
         return list(create_tools(names, **_shell_options(settings)))
     except ValueError as error:
@@ -747,10 +737,9 @@ def _create_tools(names: list[str], settings: Settings) -> list[Any]:
 
 
 def _anthropic_sdk(api_key: str, settings: Settings) -> Any:
-    """The SDK client for runs (imported here: the import takes seconds). ``ANTHROPIC_BASE_URL`` is
-    honoured by the SDK; pi's ``retry.provider.{maxRetries,timeoutMs}`` are passed when set."""
-    from pi_lsp.llm.anthropic_client import create_async_client
-
+    """The SDK client for runs (it imports the SDK, which takes seconds: called off the event loop).
+    ``ANTHROPIC_BASE_URL`` is honoured by the SDK; pi's ``retry.provider.{maxRetries,timeoutMs}``
+    are passed when set."""
     raw = settings.as_dict().get("retry")
     provider = raw.get("provider") if isinstance(raw, dict) else None
     options: dict[str, Any] = {}

@@ -20,6 +20,7 @@ from pi_lsp.llm import AnthropicSummarizer, OfflineSummarizer, Summarizer, choos
 from pi_lsp.llm import ModelError as LlmModelError
 from pi_lsp.llm.auth import anthropic_api_key
 from pi_lsp.secrets import redact
+from pi_lsp.service.closing import close_quietly
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.errors import ModelError, SessionBusy, SessionNotFound
 from pi_lsp.service.registry import OpenSession, Registry
@@ -52,7 +53,7 @@ async def summarizer_for(
     except LlmModelError as error:
         raise model_error(error) from None
     finally:
-        await _close(summarizer)
+        await close_quietly(summarizer, "aclose", "summariser")
 
 
 async def summarise_off_loop(
@@ -109,12 +110,3 @@ async def _load_sdk(summarizer: Summarizer) -> None:
         loop = asyncio.get_running_loop()
         for name in ("anthropic", "httpx2"):
             await loop.run_in_executor(None, importlib.import_module, name)
-
-
-async def _close(summarizer: Summarizer) -> None:
-    close = getattr(summarizer, "aclose", None)
-    if close is not None:
-        try:
-            await close()
-        except Exception:
-            log.debug("closing the summariser failed", exc_info=True)
