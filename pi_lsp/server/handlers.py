@@ -86,7 +86,10 @@ async def get_entries(ctx: Context, p: Params) -> Any:
 
 async def get_branch(ctx: Context, p: Params) -> Any:
     from_id = p.nullable_string("fromId")
-    return await ctx.service.host.call(ctx.client, p.session(), ops.get_branch, from_id, writes=False)
+    limit, before_id = p.opt_int("limit", minimum=1), p.opt_string("beforeId")
+    return await ctx.service.host.call(
+        ctx.client, p.session(), ops.get_branch, from_id, limit, before_id, writes=False
+    )
 
 
 async def get_tree(ctx: Context, p: Params) -> Any:

@@ -55,10 +55,24 @@ def get_entries(manager: SessionManager, offset: int, limit: int) -> Outcome:
     return {"entries": wire.entries_fragment(page), "total": len(records)}, None
 
 
-def get_branch(manager: SessionManager, from_id: str | Unset | None) -> Outcome:
+def get_branch(
+    manager: SessionManager,
+    from_id: str | Unset | None,
+    limit: int | None = None,
+    before_id: str | None = None,
+) -> Outcome:
+    """The branch root first; with ``limit``/``beforeId`` one page of it ending before ``beforeId``."""
     if isinstance(from_id, str):
         _record(manager, from_id)
-    return {"entries": wire.entries_fragment(manager.branch_records(from_id))}, None
+    if limit is None and before_id is None:
+        return {"entries": wire.entries_fragment(manager.branch_records(from_id))}, None
+    if before_id is not None:
+        parent_id = _record(manager, before_id).parent_id
+        end = None if parent_id == before_id else parent_id
+    else:
+        end = manager.leaf_id if isinstance(from_id, Unset) else from_id
+    records, has_more = manager.index.path_tail(end, MAX_PAGE if limit is None else min(limit, MAX_PAGE))
+    return {"entries": wire.entries_fragment(records), "hasMore": has_more}, None
 
 
 def get_tree(manager: SessionManager, flat: bool) -> Outcome:

@@ -72,6 +72,19 @@ class SessionIndex:
         path.reverse()
         return path
 
+    def path_tail(self, entry_id: str | None, limit: int) -> tuple[list[EntryRecord], bool]:
+        """The last ``limit`` records of :meth:`path_to` and whether older ones exist, in O(limit)."""
+        tail: list[EntryRecord] = []
+        record = self.by_id.get(entry_id) if entry_id is not None else None
+        seen: set[int] = set()
+        while record is not None and id(record) not in seen and len(tail) < limit:
+            seen.add(id(record))
+            tail.append(record)
+            parent = record.parent_id
+            record = self.by_id.get(parent) if parent is not None else None
+        tail.reverse()
+        return tail, record is not None and id(record) not in seen
+
     def children_of(self, parent_id: str | None) -> list[EntryRecord]:
         """Records whose parentId is ``parent_id``, in file order (pi's ``getChildren``)."""
         return [record for record in self.records if record.parent_id == parent_id]

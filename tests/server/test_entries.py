@@ -242,3 +242,38 @@ async def test_build_context_equals_pi(client: LanguageClient, tmp_path: Path) -
     assert (await call(client, "pi/getSessionState", {}))[
         "leafId"
     ] == "e17"  # buildContext never moves the leaf
+
+
+async def test_get_branch_pages_from_the_leaf_back(client: LanguageClient, tmp_path: Path) -> None:
+    await open_fixture(client, tmp_path)
+    whole = [e["id"] for e in (await call(client, "pi/getBranch", {}))["entries"]]
+    assert len(whole) == 14
+    pages: list[list[str]] = []
+    params: dict[str, Any] = {"limit": 5}
+    while True:
+        page = await call(client, "pi/getBranch", params)
+        pages.append([e["id"] for e in page["entries"]])
+        if not page["hasMore"]:
+            break
+        params = {"limit": 5, "beforeId": pages[-1][0]}
+    assert [len(ids) for ids in pages] == [5, 5, 4]
+    assert [i for ids in reversed(pages) for i in ids] == whole
+    page = await call(client, "pi/getBranch", {"fromId": "e6", "limit": 2})
+    assert [e["id"] for e in page["entries"]] == ["e5", "e6"] and page["hasMore"] is True
+    page = await call(client, "pi/getBranch", {"beforeId": "e3"})
+    assert [e["id"] for e in page["entries"]] == ["e1", "e2"] and page["hasMore"] is False
+    page = await call(client, "pi/getBranch", {"beforeId": "e1", "limit": 3})
+    assert page == {"entries": [], "hasMore": False}
+    page = await call(client, "pi/getBranch", {"fromId": None, "limit": 3})
+    assert page == {"entries": [], "hasMore": False}
+    assert "hasMore" not in await call(client, "pi/getBranch", {})  # the unpaged shape is unchanged
+
+
+async def test_get_branch_paging_errors(client: LanguageClient, tmp_path: Path) -> None:
+    await open_fixture(client, tmp_path)
+    for bad in (0, -3, "10", 1.5, True):
+        error = await call_error(client, "pi/getBranch", {"limit": bad})
+        assert error.code == -32602 and error.message.startswith("limit must be"), bad
+    error = await call_error(client, "pi/getBranch", {"beforeId": 7})
+    assert error.code == -32602 and error.message == "beforeId must be a string"
+    assert (await call_error(client, "pi/getBranch", {"beforeId": "nope", "limit": 2})).code == -32002
