@@ -29,13 +29,13 @@ demo: setup
 test: setup oracle vscode-test
 	$(BIN)/pytest -q -rfEs -n 2
 
-# The VS Code extension (vscode-client/): typecheck, bundle, unit tests and tests against the real server.
+# The VS Code extension (vscode-client/): typecheck, eslint, bundle, unit tests and tests against the real server.
 VSCODE_DEPS := vscode-client/node_modules/.package-lock.json
 $(VSCODE_DEPS): vscode-client/package-lock.json
 	cd vscode-client && npm ci --no-audit --no-fund --loglevel=error
 
 vscode-test: setup $(VSCODE_DEPS)
-	cd vscode-client && npm run --silent typecheck && npm run --silent build
+	cd vscode-client && npm run --silent typecheck && npm run --silent lint && npm run --silent build
 	cd vscode-client && PI_LSP_COMMAND=$(CURDIR)/$(BIN)/pi-lsp npm test --silent
 
 test-fast: setup

@@ -18,7 +18,7 @@ export function contentText(content: unknown): string {
   if (!Array.isArray(content)) return "";
   return content
     .filter((part): part is Json => typeof part === "object" && part !== null && (part as Json).type === "text")
-    .map((part) => String(part.text ?? ""))
+    .map((part) => (typeof part.text === "string" ? part.text : ""))
     .join("");
 }
 
@@ -90,7 +90,7 @@ export class ChatTranscript {
         const update = event.assistantMessageEvent as Json | undefined;
         if (!this.streaming || update?.type !== "text_delta") return false;
         if (this.streaming.text === "") this.messages.push(this.streaming);
-        this.streaming.text += String(update.delta ?? "");
+        this.streaming.text += typeof update.delta === "string" ? update.delta : "";
         return true;
       }
       case "message_end": {

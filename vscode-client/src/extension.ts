@@ -82,9 +82,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("pi.openSession", guarded(() => session.pickAndOpen())),
     vscode.commands.registerCommand("pi.compact", guarded(() => session.compact())),
     client.onRequest("pi/requestApproval", (request: ApprovalRequest) => askApproval(request)),
-    client.onNotification("pi/systemPromptChanged", () =>
-      vscode.commands.executeCommand("pi.internal.systemPromptChanged"),
-    ),
+    client.onNotification("pi/systemPromptChanged", () => {
+      void vscode.commands.executeCommand("pi.internal.systemPromptChanged");
+    }),
     ...registerTreeCommands(running, session),
     ...registerSessionDocuments(running, session),
     vscode.commands.registerCommand("pi.renameSession", guarded(() => session.rename())),

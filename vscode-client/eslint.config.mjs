@@ -1,0 +1,24 @@
+// eslint (flat config): the recommended JavaScript and type-aware typescript-eslint rules for the
+// extension, its webview and the tests; bundles and compiled tests are not linted.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["out/", "out-test/", "node_modules/", "*.mjs"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { project: "./tsconfig.json", tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      eqeqeq: ["error", "always"],
+    },
+  },
+  {
+    // node:test's test() returns a promise the runner itself awaits.
+    files: ["test/**/*.ts"],
+    rules: { "@typescript-eslint/no-floating-promises": "off" },
+  },
+);
