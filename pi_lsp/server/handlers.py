@@ -94,7 +94,8 @@ async def get_branch(ctx: Context, p: Params) -> Any:
 
 async def get_tree(ctx: Context, p: Params) -> Any:
     flat = p.opt_choice("format", ("nested", "flat"), "nested") == "flat"
-    return await ctx.service.host.call(ctx.client, p.session(), ops.get_tree, flat, writes=False)
+    parent_id = p.nullable_string("parentId")
+    return await ctx.service.host.call(ctx.client, p.session(), ops.get_tree, flat, parent_id, writes=False)
 
 
 async def set_leaf(ctx: Context, p: Params) -> Any:

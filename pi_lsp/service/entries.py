@@ -75,8 +75,13 @@ def get_branch(
     return {"entries": wire.entries_fragment(records), "hasMore": has_more}, None
 
 
-def get_tree(manager: SessionManager, flat: bool) -> Outcome:
-    return wire.tree_result(manager, manager.leaf_id, flat), None
+def get_tree(manager: SessionManager, flat: bool, parent_id: str | Unset | None = UNSET) -> Outcome:
+    """The whole tree, or with ``parentId`` one level of it (``null``: the roots)."""
+    if isinstance(parent_id, Unset):
+        return wire.tree_result(manager, manager.leaf_id, flat), None
+    if parent_id is not None:
+        _record(manager, parent_id)
+    return wire.children_result(manager.index, manager.leaf_id, parent_id), None
 
 
 def set_leaf(manager: SessionManager, entry_id: str | None) -> Outcome:

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from pi_lsp.session import SessionManager
-from pi_lsp.session.index import TreeNode
+from pi_lsp.session.index import SessionIndex, TreeNode, timestamp_key
 from pi_lsp.session.jsonl import dumps_compact, loads_line
 from pi_lsp.session.records import EntryRecord
 from pi_lsp.session.view import ContextView
@@ -164,6 +164,24 @@ def flat_tree(roots: Sequence[TreeNode]) -> tuple[list[str | None], orjson.Fragm
     except TypeError:
         data = b"[" + b",".join(dumps(fields) for fields in nodes) + b"]"
     return [root.record.id for root in roots], orjson.Fragment(data)
+
+
+def children_result(index: SessionIndex, leaf_id: str | None, parent_id: str | None) -> dict[str, Any]:
+    """``pi/getTree`` with ``parentId``: one level of the tree, each node with its ``childCount``."""
+    records = index.root_records() if parent_id is None else index.child_records(parent_id)
+    nodes = [TreeNode(record) for record in records]
+    if len(nodes) > 1 and parent_id is not None:
+        nodes.sort(key=timestamp_key)
+    labels = index.labels
+    children = []
+    for node in nodes:
+        label = labels.get(node.record.id) if node.record.id is not None else None
+        if label is not None:
+            node.label = label[0]
+        fields = node_fields(node)
+        fields["childCount"] = index.child_count(node.record)
+        children.append(fields)
+    return {"leafId": leaf_id, "parentId": parent_id, "children": orjson.Fragment(dumps(children))}
 
 
 def tree_result(

@@ -30,9 +30,20 @@ class SessionIndex:
         self.labels: dict[str, tuple[str, Any]] = {}
         self.name_record: EntryRecord | None = None
         self.assistant_count = 0
+        # Children by parent id, in file order, for on-demand tree queries: most entries have one
+        # child, so the first is kept alone and only further children get a list.
+        self._first_child: dict[str, EntryRecord] = {}
+        self._more_children: dict[str, list[EntryRecord]] = {}
 
     def add(self, record: EntryRecord) -> None:
         self.records.append(record)
+        parent_id = record.parent_id
+        if (
+            parent_id is not None
+            and parent_id != record.id
+            and self._first_child.setdefault(parent_id, record) is not record
+        ):
+            self._more_children.setdefault(parent_id, []).append(record)
         if record.id is not None:
             self.by_id[record.id] = record
         if record.type == "label" and isinstance(record.target_id, str):
@@ -85,6 +96,29 @@ class SessionIndex:
         tail.reverse()
         return tail, record is not None and id(record) not in seen
 
+    def child_records(self, parent_id: str) -> list[EntryRecord]:
+        """Records whose parentId is ``parent_id`` (not itself), in file order, in O(children)."""
+        first = self._first_child.get(parent_id)
+        if first is None:
+            return []
+        return [first, *self._more_children.get(parent_id, ())]
+
+    def child_count(self, record: EntryRecord) -> int:
+        """How many children ``record`` has in :meth:`tree` (an overridden duplicate id has none)."""
+        entry_id = record.id
+        if entry_id is None or self.by_id.get(entry_id) is not record or entry_id not in self._first_child:
+            return 0
+        return 1 + len(self._more_children.get(entry_id, ()))
+
+    def root_records(self) -> list[EntryRecord]:
+        """Records with a null, own or unknown parent, in file order (the roots of :meth:`tree`)."""
+        by_id = self.by_id
+        return [
+            record
+            for record in self.records
+            if record.parent_id is None or record.parent_id == record.id or record.parent_id not in by_id
+        ]
+
     def children_of(self, parent_id: str | None) -> list[EntryRecord]:
         """Records whose parentId is ``parent_id``, in file order (pi's ``getChildren``)."""
         return [record for record in self.records if record.parent_id == parent_id]
@@ -120,7 +154,7 @@ class SessionIndex:
         self._rescue_cycles(nodes, roots, node_by_id)
         for node in nodes:
             if len(node.children) > 1:
-                node.children.sort(key=_timestamp_key)
+                node.children.sort(key=timestamp_key)
         return roots
 
     @staticmethod
@@ -156,6 +190,6 @@ class SessionIndex:
                 stack.extend(current.children)
 
 
-def _timestamp_key(node: TreeNode) -> tuple[int, float]:
+def timestamp_key(node: TreeNode) -> tuple[int, float]:
     millis = iso_to_ms(node.record.timestamp)
     return (0, float(millis)) if millis is not None else (1, 0.0)

@@ -277,3 +277,39 @@ async def test_get_branch_paging_errors(client: LanguageClient, tmp_path: Path) 
     error = await call_error(client, "pi/getBranch", {"beforeId": 7})
     assert error.code == -32602 and error.message == "beforeId must be a string"
     assert (await call_error(client, "pi/getBranch", {"beforeId": "nope", "limit": 2})).code == -32002
+
+
+async def test_tree_children_on_demand_match_the_full_tree(client: LanguageClient, tmp_path: Path) -> None:
+    await open_fixture(client, tmp_path)
+    await call(client, "pi/setLeaf", {"id": "e3"})
+    await call(client, "pi/appendEntry", {"entry": user("a third branch at e3")})
+    flat = await call(client, "pi/getTree", {"format": "flat"})
+    by_id = {node["id"]: node for node in flat["nodes"]}
+
+    def expected(ids: list[str]) -> list[dict[str, Any]]:
+        return [
+            {
+                **{k: v for k, v in by_id[i].items() if k != "childIds"},
+                "childCount": len(by_id[i]["childIds"]),
+            }
+            for i in ids
+        ]
+
+    roots = await call(client, "pi/getTree", {"parentId": None})
+    assert roots == {"leafId": flat["leafId"], "parentId": None, "children": expected(flat["rootIds"])}
+    for node in flat["nodes"]:
+        level = await call(client, "pi/getTree", {"parentId": node["id"], "format": "flat"})
+        assert level["parentId"] == node["id"] and level["children"] == expected(node["childIds"])
+    assert len(by_id["e3"]["childIds"]) == 3  # the appended entry is indexed as a child at once
+    assert (await call(client, "pi/getTree", {"parentId": "e3"}))["children"][0]["label"] == "A-start"
+
+
+async def test_tree_children_errors(client: LanguageClient, tmp_path: Path) -> None:
+    await open_fixture(client, tmp_path)
+    assert (await call_error(client, "pi/getTree", {"parentId": "nope"})).code == -32002
+    error = await call_error(client, "pi/getTree", {"parentId": 3})
+    assert error.code == -32602 and error.message == "parentId must be a string or null"
+
+
+def _without(node: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in node.items() if k != key}
