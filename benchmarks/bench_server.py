@@ -5,7 +5,9 @@ parsed, so the numbers are the server's):
 
 * process start → ``initialize`` response, and → first ``pi/`` request answered;
 * p50/p99 round trips of ``pi/getTree`` (nested and flat), ``pi/buildContext`` and
-  ``pi/appendEntry`` on generated sessions of 10k and 100k entries.
+  ``pi/appendEntry`` on generated sessions of 10k and 100k entries;
+* what editor panels ask for: ``pi/getBranch`` pages of 100 (the last, and the one before it) and
+  ``pi/getTree`` one level at a time (the roots, one node's children).
 
 Run: ``python benchmarks/bench_server.py [--sizes 10000 100000] [--write-docs]``. With
 ``--write-docs`` the "Language server" section of ``docs/benchmarks.md`` is replaced (other sections
@@ -216,6 +218,7 @@ async def round_trips(work: Path, size: int, runs: int, appends: int, simple: bo
     }
     rows["pi/getTree"] = await _timed(client, "pi/getTree", {}, runs)
     rows["pi/getTree flat"] = await _timed(client, "pi/getTree", {"format": "flat"}, runs)
+    await ui_round_trips(client, rows, runs * 4)
     rows["pi/buildContext"] = await _timed(client, "pi/buildContext", {}, runs)
     entry = {
         "type": "message",
@@ -225,6 +228,21 @@ async def round_trips(work: Path, size: int, runs: int, appends: int, simple: bo
     rows["pi/buildContext after appends"] = await _timed(client, "pi/buildContext", {}, runs)
     await client.close()
     return rows
+
+
+async def ui_round_trips(client: RpcClient, rows: dict[str, Any], runs: int) -> None:
+    """What editor panels ask for: the last 100 of the branch, the page before it, one tree level."""
+    last = "pi/getBranch limit 100"
+    rows[last] = await _timed(client, "pi/getBranch", {"limit": 100}, runs)
+    page = await client.request("pi/getBranch", {"limit": 100}, timeout=600)
+    before = page["entries"][0]["id"] if page["entries"] else None
+    if before is not None:
+        older = {"limit": 100, "beforeId": before}
+        rows["pi/getBranch limit 100 beforeId"] = await _timed(client, "pi/getBranch", older, runs)
+    rows["pi/getTree parentId null (roots)"] = await _timed(client, "pi/getTree", {"parentId": None}, runs)
+    if before is not None:
+        children = {"parentId": before}
+        rows["pi/getTree parentId (one node's children)"] = await _timed(client, "pi/getTree", children, runs)
 
 
 def _markdown(start: dict[str, list[float]], sizes: dict[int, dict[str, Any]]) -> str:
