@@ -102,6 +102,7 @@ local defaults = {
   autostart = true,
   timeout = 10000, -- ms, for the sync variants
   commands = true,
+  chat_keys = {}, -- { send_normal = "<CR>", send_insert = "<C-s>", stop = "<C-c>" } ("" unmaps)
   attach_patterns = { "AGENTS.md", "CLAUDE.md", "SYSTEM.md", "APPEND_SYSTEM.md", "SKILL.md" },
 }
 
@@ -305,6 +306,17 @@ handlers["pi/messageUpdate"] = function(_, p)
     buf.text = buf.text .. (delta.text or "")
   end
   fire("PiMessageUpdate", p)
+end
+
+handlers["pi/event"] = function(_, p)
+  p = p or {}
+  require("pi.chat").on_event(p)
+  fire("PiEvent", p)
+end
+
+--- A server -> client request: the answer is this handler's return value.
+handlers["pi/requestApproval"] = function(_, p)
+  return require("pi.chat").approve(p)
 end
 
 handlers["pi/compactionStarted"] = function(_, p)
