@@ -12,6 +12,11 @@ export interface ChatMessage {
 
 type Json = Record<string, unknown>;
 
+/** The session entry a message is drawn from, once known (keys of messages still streaming hold a ':'). */
+export function entryIdOf(message: ChatMessage): string | undefined {
+  return message.kind !== "tool" && !message.key.includes(":") ? message.key : undefined;
+}
+
 /** The text of a message's content (a string or a list of parts); thinking and tool calls left out. */
 export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
@@ -36,6 +41,7 @@ export class ChatTranscript {
   readonly messages: ChatMessage[] = [];
   private readonly tools = new Map<string, ChatMessage>();
   private streaming: ChatMessage | undefined;
+  private sentUser: ChatMessage | undefined;
 
   /** Redraw from the branch's entries (root first), as after a reload. */
   static fromBranch(entries: Json[]): ChatTranscript {
@@ -76,7 +82,8 @@ export class ChatTranscript {
       case "message_start": {
         const message = event.message as Json;
         if (message.role === "user") {
-          this.messages.push({ key: `user:${this.messages.length}`, kind: "user", text: contentText(message.content) });
+          this.sentUser = { key: `user:${this.messages.length}`, kind: "user", text: contentText(message.content) };
+          this.messages.push(this.sentUser);
           return true;
         }
         if (message.role === "assistant") {
@@ -95,6 +102,11 @@ export class ChatTranscript {
       }
       case "message_end": {
         const message = event.message as Json;
+        if (message.role === "user" && this.sentUser && typeof event.entryId === "string") {
+          this.sentUser.key = event.entryId;
+          this.sentUser = undefined;
+          return true;
+        }
         if (message.role !== "assistant" || !this.streaming) return false;
         const final = contentText(message.content);
         if (this.streaming.text === "" && final !== "") this.messages.push(this.streaming);

@@ -3,7 +3,15 @@ import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { ChatTranscript } from "./chatModel";
+import { branchFromHere, editAndResend, forkToNewSession, MessageAction } from "./messageActions";
 import { PiSession } from "./session";
+
+interface WebviewMessage {
+  type: string;
+  text?: string;
+  action?: MessageAction;
+  entryId?: string;
+}
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   private view: vscode.WebviewView | undefined;
@@ -19,7 +27,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.view = view;
     view.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, "out")] };
     view.webview.html = this.html(view.webview);
-    view.webview.onDidReceiveMessage((message: { type: string; text?: string }) => void this.onMessage(message));
+    view.webview.onDidReceiveMessage((message: WebviewMessage) => void this.onMessage(message));
   }
 
   /** Redraw everything from the server (the webview is a view of server state). */
@@ -48,8 +56,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     void this.view?.webview.postMessage({ type: "status", status: text });
   }
 
-  private async onMessage(message: { type: string; text?: string }): Promise<void> {
+  private async onMessage(message: WebviewMessage): Promise<void> {
     try {
+      if (message.type === "action" && message.action && message.entryId) await this.act(message.action, message.entryId, message.text ?? "");
       if (message.type === "ready") await this.redraw();
       if (message.type === "stop") await this.client().sendRequest("pi/abort", {});
       if (message.type === "send" && message.text) {
@@ -62,6 +71,22 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       }
     } catch (error) {
       this.status(`Error: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** A message's Edit and resend / Branch from here / Fork to new session button. */
+  private async act(action: MessageAction, entryId: string, text: string): Promise<void> {
+    const request = <T>(method: string, params: object): Promise<T> => this.client().sendRequest<T>(method, params);
+    if (action === "editAndResend") {
+      const edited = await vscode.window.showInputBox({ prompt: "Edit the message and send it again", value: text });
+      if (edited === undefined || edited.trim() === "") return;
+      await editAndResend(request, entryId, edited);
+    } else if (action === "branchFromHere") {
+      const editorText = await branchFromHere(request, entryId);
+      if (editorText !== undefined) void this.view?.webview.postMessage({ type: "draft", text: editorText });
+      await this.redraw();
+    } else {
+      await forkToNewSession((method, params) => this.session.adoptFrom(method, params), entryId);
     }
   }
 
@@ -79,6 +104,7 @@ body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding:
 .tool { font-family: var(--vscode-editor-font-family); opacity: 0.85; }
 .error { color: var(--vscode-errorForeground); }
 .markdown { white-space: normal; }
+.actions { white-space: normal; margin-top: 4px; display: flex; gap: 4px; flex-wrap: wrap; }
 .markdown pre { overflow-x: auto; padding: 4px; background: var(--vscode-textCodeBlock-background); }
 .markdown code { font-family: var(--vscode-editor-font-family); }
 textarea { width: 100%; box-sizing: border-box; resize: vertical; }

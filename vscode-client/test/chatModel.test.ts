@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ChatTranscript, contentText } from "../src/chatModel";
+import { ChatTranscript, contentText, entryIdOf } from "../src/chatModel";
 
 test("a streamed reply becomes an assistant article from its first delta on", () => {
   const chat = new ChatTranscript();
@@ -50,4 +50,14 @@ test("a branch redraws user, assistant and tool messages in order", () => {
 test("content text ignores non-text parts and odd shapes", () => {
   assert.equal(contentText([{ type: "image" }, { type: "text", text: "a" }, null, { type: "text", text: "b" }]), "ab");
   assert.equal(contentText(undefined), "");
+});
+
+test("a sent user message takes its entry id at message_end, so its actions can name it", () => {
+  const chat = new ChatTranscript();
+  chat.apply({ type: "message_start", message: { role: "user", content: "hi" } });
+  assert.equal(entryIdOf(chat.messages[0]), undefined);
+  assert.equal(chat.apply({ type: "message_end", entryId: "u9", message: { role: "user", content: "hi" } }), true);
+  assert.equal(entryIdOf(chat.messages[0]), "u9");
+  chat.apply({ type: "tool_execution_start", toolCallId: "t1", toolName: "bash", args: {} });
+  assert.equal(entryIdOf(chat.messages[1]), undefined);
 });

@@ -1,5 +1,6 @@
 /** The chat webview's own code: draws the transcript the host posts, sends prompts and Stop. */
-import type { ChatMessage } from "../chatModel";
+import { entryIdOf, type ChatMessage } from "../chatModel";
+import { ACTION_LABELS, actionsFor } from "../messageActions";
 import { createMarkdownRenderer } from "./markdown";
 
 interface VsCodeApi {
@@ -49,6 +50,22 @@ function render(messages: ChatMessage[]): void {
     } else {
       article.textContent = message.text;
     }
+    const entryId = entryIdOf(message);
+    const actions = entryId === undefined ? [] : actionsFor(message.kind);
+    if (entryId !== undefined && actions.length > 0) {
+      const bar = document.createElement("div");
+      bar.className = "actions";
+      bar.setAttribute("role", "group");
+      bar.setAttribute("aria-label", "message actions");
+      for (const action of actions) {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.textContent = ACTION_LABELS[action];
+        button.addEventListener("click", () => vscodeApi.postMessage({ type: "action", action, entryId, text: message.text }));
+        bar.append(button);
+      }
+      article.append(bar);
+    }
     return article;
   });
   log.replaceChildren(...articles);
@@ -56,8 +73,13 @@ function render(messages: ChatMessage[]): void {
 }
 
 window.addEventListener("message", (event: MessageEvent) => {
-  const data = event.data as { type: string; messages?: ChatMessage[]; status?: string };
+  const data = event.data as { type: string; messages?: ChatMessage[]; status?: string; text?: string };
   if (data.type === "render" && data.messages) render(data.messages);
   if (data.type === "status") status.textContent = data.status ?? "";
+  if (data.type === "draft") {
+    input.value = data.text ?? "";
+    vscodeApi.setState({ draft: input.value });
+    input.focus();
+  }
 });
 vscodeApi.postMessage({ type: "ready" });

@@ -1,0 +1,35 @@
+/** The chat's per-message actions as request sequences (pure: the requester is passed in). */
+
+export type Requester = <T>(method: string, params: object) => Promise<T>;
+
+export type MessageAction = "editAndResend" | "branchFromHere" | "forkToNewSession";
+
+/** What each kind of message offers: a user message can be edited; any entry can be branched from or forked. */
+export function actionsFor(kind: "user" | "assistant" | "tool"): MessageAction[] {
+  if (kind === "user") return ["editAndResend", "branchFromHere", "forkToNewSession"];
+  if (kind === "assistant") return ["branchFromHere", "forkToNewSession"];
+  return [];
+}
+
+export const ACTION_LABELS: Record<MessageAction, string> = {
+  editAndResend: "Edit and resend",
+  branchFromHere: "Branch from here",
+  forkToNewSession: "Fork to new session",
+};
+
+/** Edit and resend: the leaf moves above the user message (pi/navigate), then the new text is sent there. */
+export async function editAndResend(request: Requester, entryId: string, text: string): Promise<void> {
+  await request("pi/navigate", { targetId: entryId });
+  await request("pi/prompt", { text });
+}
+
+/** Branch from here: the leaf moves to the entry; for a user message pi gives its text back to edit. */
+export async function branchFromHere(request: Requester, entryId: string): Promise<string | undefined> {
+  const result = await request<{ leafId: string | null; editorText?: string }>("pi/navigate", { targetId: entryId });
+  return result.editorText;
+}
+
+/** Fork to new session: a new session file holding the path root → entry (the source stays unchanged). */
+export async function forkToNewSession(adopt: (method: string, params: object) => Promise<void>, entryId: string): Promise<void> {
+  await adopt("pi/branchToNewSession", { entryId });
+}
