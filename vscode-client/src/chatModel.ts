@@ -7,10 +7,21 @@ export interface ChatMessage {
   kind: ChatKind;
   text: string;
   toolName?: string;
+  /** A reply's thinking, when it has any (drawn as a collapsed block). */
+  thinking?: string;
   isError?: boolean;
 }
 
 type Json = Record<string, unknown>;
+
+/** The thinking of an assistant message's content (its thinking parts, joined). */
+export function contentThinking(content: unknown): string {
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((part): part is Json => typeof part === "object" && part !== null && (part as Json).type === "thinking")
+    .map((part) => (typeof part.thinking === "string" ? part.thinking : ""))
+    .join("\n\n");
+}
 
 /** The session entry a message is drawn from, once known (keys of messages still streaming hold a ':'). */
 export function entryIdOf(message: ChatMessage): string | undefined {
@@ -42,6 +53,7 @@ export class ChatTranscript {
   private readonly tools = new Map<string, ChatMessage>();
   private streaming: ChatMessage | undefined;
   private sentUser: ChatMessage | undefined;
+  private streamingShown = false;
 
   /** Redraw from the branch's entries (root first), as after a reload. */
   static fromBranch(entries: Json[]): ChatTranscript {
@@ -53,7 +65,9 @@ export class ChatTranscript {
       if (message.role === "user") transcript.messages.push({ key: id, kind: "user", text: contentText(message.content) });
       else if (message.role === "assistant") {
         const text = contentText(message.content);
-        if (text !== "") transcript.messages.push({ key: id, kind: "assistant", text });
+        const thinking = contentThinking(message.content);
+        if (text !== "" || thinking !== "")
+          transcript.messages.push({ key: id, kind: "assistant", text, ...(thinking !== "" ? { thinking } : {}) });
         for (const call of toolCalls(message.content)) transcript.addTool(String(call.id), String(call.name), call.arguments);
       } else if (message.role === "toolResult") {
         transcript.finishTool(String(message.toolCallId), contentText(message.content), message.isError === true);
@@ -76,6 +90,13 @@ export class ChatTranscript {
     card.isError = isError;
   }
 
+  /** A streamed reply becomes an article once it has something to show. */
+  private show(reply: ChatMessage): void {
+    if (this.streamingShown) return;
+    this.streamingShown = true;
+    this.messages.push(reply);
+  }
+
   /** Apply one pi/event; returns whether anything visible changed. */
   apply(event: Json): boolean {
     switch (event.type) {
@@ -89,15 +110,18 @@ export class ChatTranscript {
         if (message.role === "assistant") {
           // A reply is an article from its first delta on; created here, shown once it has text.
           this.streaming = { key: `assistant:${this.messages.length}`, kind: "assistant", text: "" };
+          this.streamingShown = false;
           return false;
         }
         return false;
       }
       case "message_update": {
         const update = event.assistantMessageEvent as Json | undefined;
-        if (!this.streaming || update?.type !== "text_delta") return false;
-        if (this.streaming.text === "") this.messages.push(this.streaming);
-        this.streaming.text += typeof update.delta === "string" ? update.delta : "";
+        if (!this.streaming || (update?.type !== "text_delta" && update?.type !== "thinking_delta")) return false;
+        const delta = typeof update.delta === "string" ? update.delta : "";
+        if (update.type === "text_delta") this.streaming.text += delta;
+        else this.streaming.thinking = (this.streaming.thinking ?? "") + delta;
+        this.show(this.streaming);
         return true;
       }
       case "message_end": {
@@ -109,8 +133,11 @@ export class ChatTranscript {
         }
         if (message.role !== "assistant" || !this.streaming) return false;
         const final = contentText(message.content);
-        if (this.streaming.text === "" && final !== "") this.messages.push(this.streaming);
+        const thinking = contentThinking(message.content);
         this.streaming.text = final;
+        if (thinking !== "") this.streaming.thinking = thinking;
+        else delete this.streaming.thinking;
+        if (final !== "" || thinking !== "") this.show(this.streaming);
         if (typeof event.entryId === "string") this.streaming.key = event.entryId;
         this.streaming = undefined;
         return true;

@@ -104,6 +104,7 @@ body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding:
 .tool { font-family: var(--vscode-editor-font-family); opacity: 0.85; }
 .error { color: var(--vscode-errorForeground); }
 .markdown { white-space: normal; }
+.thinking { opacity: 0.8; white-space: pre-wrap; }
 .actions { white-space: normal; margin-top: 4px; display: flex; gap: 4px; flex-wrap: wrap; }
 .markdown pre { overflow-x: auto; padding: 4px; background: var(--vscode-textCodeBlock-background); }
 .markdown code { font-family: var(--vscode-editor-font-family); }

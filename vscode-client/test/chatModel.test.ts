@@ -8,15 +8,16 @@ test("a streamed reply becomes an assistant article from its first delta on", ()
   assert.equal(chat.apply({ type: "message_start", message: { role: "assistant", content: [] } }), false);
   assert.deepEqual(chat.messages.map((m) => m.kind), ["user"]);
   chat.apply({ type: "message_update", assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "Hel" } });
-  chat.apply({ type: "message_update", assistantMessageEvent: { type: "thinking_delta", delta: "hmm" } });
+  chat.apply({ type: "message_update", assistantMessageEvent: { type: "thinking_delta", delta: "hm" } });
+  chat.apply({ type: "message_update", assistantMessageEvent: { type: "thinking_delta", delta: "m" } });
   chat.apply({ type: "message_update", assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "lo" } });
-  assert.deepEqual(chat.messages.map((m) => [m.kind, m.text]), [["user", "hi"], ["assistant", "Hello"]]);
+  assert.deepEqual(chat.messages.map((m) => [m.kind, m.text, m.thinking]), [["user", "hi", undefined], ["assistant", "Hello", "hmm"]]);
   chat.apply({
     type: "message_end",
     entryId: "e1",
     message: { role: "assistant", content: [{ type: "thinking", thinking: "x" }, { type: "text", text: "Hello!" }] },
   });
-  assert.deepEqual(chat.messages[1], { key: "e1", kind: "assistant", text: "Hello!" });
+  assert.deepEqual(chat.messages[1], { key: "e1", kind: "assistant", text: "Hello!", thinking: "x" });
 });
 
 test("tool calls are cards updated with live and final output", () => {
@@ -60,4 +61,20 @@ test("a sent user message takes its entry id at message_end, so its actions can 
   assert.equal(entryIdOf(chat.messages[0]), "u9");
   chat.apply({ type: "tool_execution_start", toolCallId: "t1", toolName: "bash", args: {} });
   assert.equal(entryIdOf(chat.messages[1]), undefined);
+});
+
+test("a reply that only thinks so far is shown, and a branch keeps each reply's thinking", () => {
+  const chat = new ChatTranscript();
+  chat.apply({ type: "message_start", message: { role: "assistant", content: [] } });
+  assert.equal(chat.apply({ type: "message_update", assistantMessageEvent: { type: "thinking_delta", delta: "plan" } }), true);
+  chat.apply({ type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "ok" } });
+  assert.deepEqual(chat.messages.map((m) => [m.text, m.thinking]), [["ok", "plan"]]);
+  const branch = ChatTranscript.fromBranch([
+    { type: "message", id: "a1", message: { role: "assistant", content: [{ type: "thinking", thinking: "a" }, { type: "thinking", thinking: "b" }] } },
+    { type: "message", id: "a2", message: { role: "assistant", content: [{ type: "text", text: "plain" }] } },
+  ]);
+  assert.deepEqual(branch.messages, [
+    { key: "a1", kind: "assistant", text: "", thinking: "a\n\nb" },
+    { key: "a2", kind: "assistant", text: "plain" },
+  ]);
 });

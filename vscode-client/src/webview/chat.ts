@@ -37,6 +37,26 @@ input.addEventListener("keydown", (event) => {
 document.getElementById("send")?.addEventListener("click", send);
 document.getElementById("stop")?.addEventListener("click", () => vscodeApi.postMessage({ type: "stop" }));
 
+/** Thinking blocks the reader opened, by message key, so a redraw keeps them open. */
+const openThinking = new Set<string>();
+
+/** A reply's thinking as a collapsed disclosure (text only). */
+function thinkingBlock(message: ChatMessage): HTMLDetailsElement {
+  const details = document.createElement("details");
+  details.className = "thinking";
+  details.open = openThinking.has(message.key);
+  const summary = document.createElement("summary");
+  summary.textContent = "Thinking";
+  const body = document.createElement("div");
+  body.textContent = message.thinking ?? "";
+  details.append(summary, body);
+  details.addEventListener("toggle", () => {
+    if (details.open) openThinking.add(message.key);
+    else openThinking.delete(message.key);
+  });
+  return details;
+}
+
 /** Draw the messages as articles: a reply as sanitised markdown, the rest as text (textContent). */
 function render(messages: ChatMessage[]): void {
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 20;
@@ -46,6 +66,7 @@ function render(messages: ChatMessage[]): void {
     article.className = `message ${message.kind}${message.isError ? " error" : ""}`;
     if (message.kind === "assistant") {
       article.classList.add("markdown");
+      if (message.thinking) article.append(thinkingBlock(message));
       article.append(renderMarkdown(message.text));
     } else {
       article.textContent = message.text;
