@@ -71,6 +71,9 @@ def initialize_result() -> dict[str, Any]:
                     "reservedMethods": list(RESERVED_METHODS),
                     "notifications": list(NOTIFICATIONS),
                     "getTreeFormats": ["nested", "flat"],
+                    # Additive options (pi-lsp's own) so clients can tell this server supports them.
+                    "getTreeOptions": ["parentId", "fold"],
+                    "getBranchOptions": ["limit", "beforeId"],
                 }
             },
         },

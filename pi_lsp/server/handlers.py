@@ -94,8 +94,10 @@ async def get_branch(ctx: Context, p: Params) -> Any:
 
 async def get_tree(ctx: Context, p: Params) -> Any:
     flat = p.opt_choice("format", ("nested", "flat"), "nested") == "flat"
-    parent_id = p.nullable_string("parentId")
-    return await ctx.service.host.call(ctx.client, p.session(), ops.get_tree, flat, parent_id, writes=False)
+    parent_id, fold = p.nullable_string("parentId"), p.opt_bool("fold", False)
+    return await ctx.service.host.call(
+        ctx.client, p.session(), ops.get_tree, flat, parent_id, fold, writes=False
+    )
 
 
 async def set_leaf(ctx: Context, p: Params) -> Any:

@@ -75,9 +75,13 @@ def get_branch(
     return {"entries": wire.entries_fragment(records), "hasMore": has_more}, None
 
 
-def get_tree(manager: SessionManager, flat: bool, parent_id: str | Unset | None = UNSET) -> Outcome:
-    """The whole tree, or with ``parentId`` one level of it (``null``: the roots)."""
+def get_tree(
+    manager: SessionManager, flat: bool, parent_id: str | Unset | None = UNSET, fold: bool = False
+) -> Outcome:
+    """The whole tree (folded into linear segments with ``fold``), or with ``parentId`` one level."""
     if isinstance(parent_id, Unset):
+        if fold:
+            return wire.folded_tree(manager.get_tree(), manager.leaf_id), None
         return wire.tree_result(manager, manager.leaf_id, flat), None
     if parent_id is not None:
         _record(manager, parent_id)

@@ -166,6 +166,50 @@ def flat_tree(roots: Sequence[TreeNode]) -> tuple[list[str | None], orjson.Fragm
     return [root.record.id for root in roots], orjson.Fragment(data)
 
 
+def folded_tree(roots: Sequence[TreeNode], leaf_id: str | None) -> dict[str, Any]:
+    """The tree with each linear chain folded into one segment (depth-first, children in pi's order).
+
+    A segment starts at a root or at a child of a node with several children and goes down while a
+    node has exactly one child; it carries its ``length``, its ``first`` and ``last`` nodes, the
+    labels inside it, and ``childIds``: the segments that start under its last node.
+    """
+    segments: list[dict[str, Any]] = []
+    leaf_segment: str | None = None
+    stack = list(reversed(roots))
+    while stack:
+        start = node = stack.pop()
+        length = 1
+        labels: list[dict[str, Any]] = []
+        while True:
+            if node.label is not None:
+                labels.append({"id": node.record.id, "label": node.label})
+            if leaf_id is not None and node.record.id == leaf_id:
+                leaf_segment = start.record.id
+            if len(node.children) != 1:
+                break
+            node = node.children[0]
+            length += 1
+        segments.append(
+            {
+                "id": start.record.id,
+                "parentId": start.record.parent_id,
+                "length": length,
+                "first": node_fields(start),
+                "last": node_fields(node),
+                "labels": labels,
+                "childIds": [child.record.id for child in node.children],
+            }
+        )
+        stack.extend(reversed(node.children))
+    return {
+        "leafId": leaf_id,
+        "format": "folded",
+        "rootIds": [root.record.id for root in roots],
+        "leafSegmentId": leaf_segment,
+        "segments": orjson.Fragment(dumps(segments)),
+    }
+
+
 def children_result(index: SessionIndex, leaf_id: str | None, parent_id: str | None) -> dict[str, Any]:
     """``pi/getTree`` with ``parentId``: one level of the tree, each node with its ``childCount``."""
     records = index.root_records() if parent_id is None else index.child_records(parent_id)

@@ -313,3 +313,32 @@ async def test_tree_children_errors(client: LanguageClient, tmp_path: Path) -> N
 
 def _without(node: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in node.items() if k != key}
+
+
+async def test_tree_folded_into_linear_segments(client: LanguageClient, tmp_path: Path) -> None:
+    await open_fixture(client, tmp_path)
+    await call(client, "pi/setLeaf", {"id": "e3"})
+    await call(client, "pi/appendEntry", {"entry": user("a third branch at e3")})
+    flat = await call(client, "pi/getTree", {"format": "flat"})
+    by_id = {node["id"]: node for node in flat["nodes"]}
+    folded = await call(client, "pi/getTree", {"fold": True})
+    assert folded["format"] == "folded" and folded["rootIds"] == flat["rootIds"]
+    assert folded["leafId"] == flat["leafId"]
+    covered: list[str] = []
+    for segment in folded["segments"]:
+        chain = [segment["id"]]
+        while len(by_id[chain[-1]]["childIds"]) == 1:
+            chain.append(by_id[chain[-1]]["childIds"][0])
+        parent = segment["parentId"]
+        assert segment["id"] in flat["rootIds"] or len(by_id[parent]["childIds"]) > 1
+        assert segment["length"] == len(chain) and segment["childIds"] == by_id[chain[-1]]["childIds"]
+        assert segment["first"] == _without(by_id[chain[0]], "childIds")
+        assert segment["last"] == _without(by_id[chain[-1]], "childIds")
+        labels = [{"id": i, "label": by_id[i]["label"]} for i in chain if "label" in by_id[i]]
+        assert segment["labels"] == labels
+        if flat["leafId"] in chain:
+            assert folded["leafSegmentId"] == segment["id"]
+        covered += chain
+    assert covered == [node["id"] for node in flat["nodes"]]  # every entry once, depth-first
+    assert len(folded["segments"]) == 4 and any(s["labels"] for s in folded["segments"])
+    assert (await call_error(client, "pi/getTree", {"fold": "yes"})).message == "fold must be a boolean"

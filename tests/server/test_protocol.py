@@ -169,6 +169,8 @@ async def test_initialize_is_answered_quickly_and_describes_the_protocol(tmp_pat
         assert elapsed < 2.0  # typically ~0.15 s; generous for slow CI machines
         pi = result["capabilities"]["experimental"]["pi"]
         assert pi["methods"] == list(IMPLEMENTED_METHODS) and pi["reservedMethods"] == list(RESERVED_METHODS)
+        assert pi["getTreeOptions"] == ["parentId", "fold"]
+        assert pi["getBranchOptions"] == ["limit", "beforeId"]
         assert result["serverInfo"]["name"] == "pi-lsp"
         client.notify("initialized", {})
         assert (await client.request("pi/listSessions", {}))["sessions"] == []
