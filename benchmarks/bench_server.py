@@ -7,7 +7,7 @@ parsed, so the numbers are the server's):
 * p50/p99 round trips of ``pi/getTree`` (nested and flat), ``pi/buildContext`` and
   ``pi/appendEntry`` on generated sessions of 10k and 100k entries;
 * what editor panels ask for: ``pi/getBranch`` pages of 100 (the last, and the one before it) and
-  ``pi/getTree`` one level at a time (the roots, one node's children).
+  ``pi/getTree`` one level at a time (the roots, one node's children) and folded.
 
 Run: ``python benchmarks/bench_server.py [--sizes 10000 100000] [--write-docs]``. With
 ``--write-docs`` the "Language server" section of ``docs/benchmarks.md`` is replaced (other sections
@@ -239,6 +239,7 @@ async def ui_round_trips(client: RpcClient, rows: dict[str, Any], runs: int) -> 
     if before is not None:
         older = {"limit": 100, "beforeId": before}
         rows["pi/getBranch limit 100 beforeId"] = await _timed(client, "pi/getBranch", older, runs)
+    rows["pi/getTree fold"] = await _timed(client, "pi/getTree", {"fold": True}, runs)
     rows["pi/getTree parentId null (roots)"] = await _timed(client, "pi/getTree", {"parentId": None}, runs)
     if before is not None:
         children = {"parentId": before}
