@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { JSDOM } from "jsdom";
+import type { ChatMessage } from "../src/chatModel";
+import type { MessageAction } from "../src/messageActions";
+import { createMarkdownRenderer } from "../src/webview/markdown";
+import { messageArticle, type MessageViewContext } from "../src/webview/messageView";
+
+function setup(): { context: MessageViewContext; actions: [MessageAction, string, string][] } {
+  const dom = new JSDOM("<!DOCTYPE html><body></body>");
+  const actions: [MessageAction, string, string][] = [];
+  const context: MessageViewContext = {
+    document: dom.window.document,
+    renderMarkdown: createMarkdownRenderer(dom.window as unknown as Window),
+    openThinking: new Set(),
+    onAction: (action, entryId, text) => actions.push([action, entryId, text]),
+  };
+  return { context, actions };
+}
+
+const buttonNames = (article: HTMLElement): string[] =>
+  Array.from(article.querySelectorAll("button")).map((button) => button.textContent ?? "");
+
+test("a saved user message is text with Edit and resend, Branch from here and Fork to new session", () => {
+  const { context, actions } = setup();
+  const article = messageArticle(context, { key: "u1", kind: "user", text: "# not a *heading*" });
+  assert.equal(article.getAttribute("aria-label"), "user message");
+  assert.equal(article.querySelector("h1"), null);
+  assert.match(article.textContent ?? "", /# not a \*heading\*/);
+  assert.deepEqual(buttonNames(article), ["Edit and resend", "Branch from here", "Fork to new session"]);
+  assert.equal(article.querySelector("[role=group]")?.getAttribute("aria-label"), "message actions");
+  for (const button of Array.from(article.querySelectorAll("button"))) button.click();
+  assert.deepEqual(actions, [
+    ["editAndResend", "u1", "# not a *heading*"],
+    ["branchFromHere", "u1", "# not a *heading*"],
+    ["forkToNewSession", "u1", "# not a *heading*"],
+  ]);
+});
+
+test("a reply is markdown with a collapsed thinking block; one still streaming has no buttons", () => {
+  const { context } = setup();
+  const reply: ChatMessage = { key: "assistant:3", kind: "assistant", text: "## Plan\n\n- a", thinking: "<b>hm</b>" };
+  const article = messageArticle(context, reply);
+  assert.equal(article.querySelector("h2")?.textContent, "Plan");
+  const details = article.querySelector("details");
+  assert.equal(details?.open, false);
+  assert.equal(details?.querySelector("summary")?.textContent, "Thinking");
+  assert.equal(details?.querySelector("b"), null);
+  assert.match(details?.textContent ?? "", /<b>hm<\/b>/);
+  assert.deepEqual(buttonNames(article), []);
+  assert.deepEqual(buttonNames(messageArticle(context, { ...reply, key: "a1" })), ["Branch from here", "Fork to new session"]);
+  assert.deepEqual(buttonNames(messageArticle(context, { key: "tool:t1", kind: "tool", text: "bash {}" })), []);
+});
+
+test("an opened thinking block stays open when the message is drawn again", () => {
+  const { context } = setup();
+  const reply: ChatMessage = { key: "a1", kind: "assistant", text: "ok", thinking: "plan" };
+  const first = messageArticle(context, reply).querySelector("details") as HTMLDetailsElement;
+  first.open = true;
+  first.dispatchEvent(new context.document.defaultView!.Event("toggle"));
+  assert.equal((messageArticle(context, reply).querySelector("details") as HTMLDetailsElement).open, true);
+});
