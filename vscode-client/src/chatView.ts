@@ -104,6 +104,11 @@ body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding:
 .tool { font-family: var(--vscode-editor-font-family); opacity: 0.85; }
 .error { color: var(--vscode-errorForeground); }
 .markdown { white-space: normal; }
+.hljs-keyword, .hljs-built_in, .hljs-type, .hljs-selector-tag { color: var(--vscode-debugTokenExpression-name, #569cd6); }
+.hljs-string, .hljs-attr, .hljs-regexp, .hljs-addition { color: var(--vscode-debugTokenExpression-string, #ce9178); }
+.hljs-number, .hljs-literal, .hljs-deletion { color: var(--vscode-debugTokenExpression-number, #b5cea8); }
+.hljs-comment, .hljs-meta { color: var(--vscode-descriptionForeground, #6a9955); font-style: italic; }
+.hljs-title, .hljs-function, .hljs-section { color: var(--vscode-symbolIcon-functionForeground, #dcdcaa); }
 .thinking { opacity: 0.8; white-space: pre-wrap; }
 .actions { white-space: normal; margin-top: 4px; display: flex; gap: 4px; flex-wrap: wrap; }
 .markdown pre { overflow-x: auto; padding: 4px; background: var(--vscode-textCodeBlock-background); }

@@ -61,3 +61,12 @@ test("ordinary markdown renders: headings, lists, code, emphasis, safe links", (
   assert.equal(link?.getAttribute("rel"), "noopener noreferrer");
   assert.deepEqual(executableParts(container), []);
 });
+
+test("fenced code in a known language is highlighted and stays inert text", () => {
+  const container = render("```python\ndef f():\n    return '<script>alert(1)</script>'\n```\n\n```nosuchlang\n<b>x</b>\n```");
+  const [python, unknown] = Array.from(container.querySelectorAll("pre > code"));
+  assert.equal(python.querySelector(".hljs-keyword")?.textContent, "def");
+  assert.equal(python.textContent, "def f():\n    return '<script>alert(1)</script>'\n");
+  assert.equal(unknown.textContent, "<b>x</b>\n");
+  assert.deepEqual(executableParts(container), []);
+});

@@ -6,6 +6,7 @@
  */
 import createDOMPurify from "dompurify";
 import { Marked } from "marked";
+import { highlightCode } from "./highlight";
 
 /** Addresses a rendered link or image may keep; anything else (javascript:, vbscript:, data:, …) is dropped. */
 const SAFE_URL = /^(?:https?:|mailto:|#)/i;
@@ -25,6 +26,12 @@ export function createMarkdownRenderer(win: Window): MarkdownRenderer {
     renderer: {
       // Raw HTML in the markdown (block or inline) is shown as the text it is.
       html: ({ text }) => escapeHtml(text),
+      // Fenced code in a known language is highlighted (highlight.js escapes the code itself).
+      code: ({ text, lang }) => {
+        const highlighted = highlightCode(text, lang);
+        if (highlighted === undefined) return false;
+        return `<pre><code class="hljs">${highlighted}\n</code></pre>\n`;
+      },
     },
   });
   const purify = createDOMPurify(win as unknown as Parameters<typeof createDOMPurify>[0]);
