@@ -54,7 +54,10 @@ function M.message_lines(message)
     return vim.list_extend({ "## You", "" }, vim.list_extend(split(block_text(message.content)), { "" }))
   elseif role == "assistant" then
     local lines = { "## Assistant", "" }
-    vim.list_extend(lines, split(block_text(message.content)))
+    local text = block_text(message.content)
+    if text ~= "" then
+      vim.list_extend(lines, split(text))
+    end
     for _, block in ipairs(type(message.content) == "table" and message.content or {}) do
       if block.type == "toolCall" then
         table.insert(lines, tool_line(block.name, block.arguments))
@@ -246,13 +249,7 @@ local function show(session_id, then_send)
       api.nvim_buf_set_option(buf, "filetype", "markdown")
       map_keys(buf)
     end
-    local win = vim.fn.bufwinid(buf)
-    if win == -1 then
-      vim.cmd("botright vsplit")
-      api.nvim_win_set_buf(0, buf)
-    else
-      api.nvim_set_current_win(win)
-    end
+    require("pi.ui").show_buffer(buf, "botright vsplit")
     render(buf, session_id, result.entries or {})
     api.nvim_win_set_cursor(0, { api.nvim_buf_line_count(buf), 0 })
     if then_send and then_send ~= "" then
@@ -305,8 +302,7 @@ function M.approve(request)
     api.nvim_buf_set_option(buf, "bufhidden", "wipe")
     api.nvim_buf_set_option(buf, "filetype", "diff")
     api.nvim_buf_set_lines(buf, 0, -1, false, split(preview.diff))
-    vim.cmd("botright split")
-    api.nvim_win_set_buf(0, buf)
+    require("pi.ui").show_buffer(buf)
     diff_win = api.nvim_get_current_win()
   end
   local choice, answered = nil, false

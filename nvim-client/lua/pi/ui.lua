@@ -29,6 +29,18 @@ local function report(what)
   end
 end
 
+--- Focus the window showing `buf`, else show it in a new `split` (default "botright split").
+function M.show_buffer(buf, split)
+  local win = vim.fn.bufwinid(buf)
+  if win == -1 then
+    vim.cmd(split or "botright split")
+    api.nvim_win_set_buf(0, buf)
+  else
+    api.nvim_set_current_win(win)
+  end
+  return buf
+end
+
 --- A named scratch buffer, shown in a window (reused when already visible).
 local function scratch(name, filetype)
   local buf = vim.fn.bufnr(name)
@@ -40,14 +52,7 @@ local function scratch(name, filetype)
     api.nvim_buf_set_option(buf, "swapfile", false)
     api.nvim_buf_set_option(buf, "filetype", filetype)
   end
-  local win = vim.fn.bufwinid(buf)
-  if win == -1 then
-    vim.cmd("botright split")
-    api.nvim_win_set_buf(0, buf)
-  else
-    api.nvim_set_current_win(win)
-  end
-  return buf
+  return M.show_buffer(buf)
 end
 
 local function set_lines(buf, lines)
