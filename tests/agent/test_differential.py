@@ -169,10 +169,17 @@ def test_two_prompts_continue_the_conversation() -> None:
 
 
 def _no_process(marker: str) -> bool:
+    """True once no process's command line holds ``marker`` (a SIGKILLed group may take a moment
+    to be gone on a loaded machine: looks again for up to 5 s, never passes while one lives)."""
     import subprocess
+    import time
 
-    found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
-    return found.stdout.strip() == ""
+    for _ in range(250):
+        found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+        if found.stdout.strip() == "":
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def test_abort_while_bash_runs() -> None:
