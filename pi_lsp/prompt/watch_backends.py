@@ -212,8 +212,15 @@ class PollingBackend:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        # The baseline is taken before start() returns: a change made right after it (on a loaded
+        # machine, before the thread first runs) is then a change, not part of the baseline.
         self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="pi-prompt-poll", daemon=True)
+        with self._lock:
+            plans = self._plans
+        baseline = _snapshot(plans)
+        self._thread = threading.Thread(
+            target=self._run, args=(plans, baseline), name="pi-prompt-poll", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -227,10 +234,7 @@ class PollingBackend:
             self._plans = tuple(plans)
         return Applied()
 
-    def _run(self) -> None:
-        with self._lock:
-            plans = self._plans
-        previous = _snapshot(plans)
+    def _run(self, plans: tuple[WatchPlan, ...], previous: Snapshot) -> None:
         while not self._stop.wait(self._interval):
             with self._lock:
                 current_plans = self._plans
