@@ -29,13 +29,15 @@ demo: setup
 test: setup oracle vscode-test
 	$(BIN)/pytest -q -rfEs -n 2
 
-# The VS Code extension (vscode-client/): typecheck, eslint, bundle, unit tests and tests against the real server.
+# The VS Code extension (vscode-client/): typecheck, eslint, bundle, the server wheel it ships, unit tests and tests
+# against the real server (and the private environment made from that wheel).
 VSCODE_DEPS := vscode-client/node_modules/.package-lock.json
 $(VSCODE_DEPS): vscode-client/package-lock.json
 	cd vscode-client && npm ci --no-audit --no-fund --loglevel=error
 
 vscode-test: setup $(VSCODE_DEPS)
 	cd vscode-client && npm run --silent typecheck && npm run --silent lint && npm run --silent build
+	cd vscode-client && PYTHON=$(CURDIR)/$(BIN)/python npm run --silent wheel
 	cd vscode-client && PI_LSP_COMMAND=$(CURDIR)/$(BIN)/pi-lsp npm test --silent
 
 test-fast: setup

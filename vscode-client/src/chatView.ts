@@ -48,6 +48,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     if (event.type === "agent_end") this.status("");
   }
 
+  /** Bring a message of the drawn branch into view (Session Tree: Open in Chat). */
+  reveal(entryId: string): void {
+    void this.view?.webview.postMessage({ type: "reveal", entryId });
+  }
+
   private post(): void {
     void this.view?.webview.postMessage({ type: "render", messages: this.transcript.messages });
   }

@@ -4,7 +4,7 @@ import { LanguageClient } from "vscode-languageclient/node";
 import { askApproval } from "./approvals";
 import { ApprovalRequest } from "./approvalModel";
 import { ChatViewProvider } from "./chatView";
-import { createClient, currentPiSettings } from "./client";
+import { createClient, currentPiSettings, resolveServer } from "./client";
 import { ContextGauge } from "./gauge";
 import { PiSession } from "./session";
 import { registerSessionDocuments } from "./sessionDocuments";
@@ -30,6 +30,12 @@ function guarded(work: () => Promise<void>): () => Promise<void> {
   };
 }
 
+/** No server could be found or set up: say why, with a way to the settings. */
+async function reportNoServer(error: ServerNotFoundError): Promise<void> {
+  const choice = await vscode.window.showErrorMessage(`pi: ${error.message}`, "Open Settings");
+  if (choice) await vscode.commands.executeCommand("workbench.action.openSettings", "pi.server");
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("pi");
   const gauge = new ContextGauge();
@@ -37,41 +43,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (!client) throw new Error("pi-lsp is not running.");
     return client;
   };
+  const request = <T>(method: string, params: object): Promise<T> => running().sendRequest<T>(method, params);
   const session = new PiSession(running);
-  const tree = new SessionTreeProvider(() => session.tree());
+  const tree = new SessionTreeProvider(() => session.tree(), request, (error) => output.appendLine(`tree refresh failed: ${String(error)}`));
   const chat = new ChatViewProvider(context.extensionUri, running, session);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider("pi.chat", chat));
-  context.subscriptions.push(output, gauge, vscode.window.registerTreeDataProvider("pi.sessionTree", tree));
+  context.subscriptions.push(output, gauge, tree.register());
 
   const refresh = async (): Promise<void> => {
+    tree.refreshSoon();
     try {
       gauge.show(await session.usage());
       await chat.redraw();
-      await tree.refresh();
     } catch (error) {
       output.appendLine(`refresh failed: ${String(error)}`);
     }
   };
-  context.subscriptions.push(session.onDidChange(() => void refresh()));
-
-  try {
-    client = createClient(output, () => void session.reopen().catch(reportError));
-  } catch (error) {
-    if (error instanceof ServerNotFoundError) {
-      reportError(error);
-      return;
-    }
-    throw error;
-  }
+  const revealInChat = async (entryId: string): Promise<void> => {
+    await vscode.commands.executeCommand("pi.chat.focus");
+    await chat.redraw();
+    chat.reveal(entryId);
+  };
   context.subscriptions.push(
-    client.onNotification("pi/sessionChanged", (params: { sessionId: string; leafId: string | null }) => {
-      if (params.sessionId === session.current?.sessionId) session.noteChanged(params.leafId);
-    }),
-    client.onNotification("pi/event", (params: { sessionId: string; event: Record<string, unknown> }) => {
-      if (params.sessionId !== session.current?.sessionId) return;
-      chat.onEvent(params.event);
-      if (params.event.type === "agent_end") void refresh();
-    }),
+    session.onDidChange(() => void refresh()),
     vscode.workspace.onDidChangeConfiguration((change) => {
       if (change.affectsConfiguration("pi") && client?.isRunning()) {
         void client.sendNotification("workspace/didChangeConfiguration", { settings: { pi: currentPiSettings() } });
@@ -81,11 +75,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("pi.continueRecent", guarded(() => session.continueRecent())),
     vscode.commands.registerCommand("pi.openSession", guarded(() => session.pickAndOpen())),
     vscode.commands.registerCommand("pi.compact", guarded(() => session.compact())),
-    client.onRequest("pi/requestApproval", (request: ApprovalRequest) => askApproval(request)),
-    client.onNotification("pi/systemPromptChanged", () => {
-      void vscode.commands.executeCommand("pi.internal.systemPromptChanged");
-    }),
-    ...registerTreeCommands(running, session),
+    ...registerTreeCommands({ request, session, tree, revealInChat, report: reportError }),
+    vscode.commands.registerCommand("pi.tree.refresh", guarded(() => tree.refresh())),
     ...registerSessionDocuments(running, session),
     vscode.commands.registerCommand("pi.renameSession", guarded(() => session.rename())),
     vscode.commands.registerCommand("pi.showServerLog", () => output.show()),
@@ -96,6 +87,40 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         await session.reopen();
       }),
     ),
+  );
+
+  let server;
+  try {
+    server = await resolveServer(context, output);
+  } catch (error) {
+    if (error instanceof ServerNotFoundError) {
+      output.appendLine(error.message);
+      void reportNoServer(error);
+      return;
+    }
+    throw error;
+  }
+  output.appendLine(`starting ${[server.command, ...server.args].join(" ")} --stdio`);
+  client = createClient(server, output, () => void session.reopen().catch(reportError));
+  context.subscriptions.push(
+    client.onNotification("pi/sessionChanged", (params: { sessionId: string; leafId: string | null }) => {
+      if (params.sessionId === session.current?.sessionId) session.noteChanged(params.leafId);
+    }),
+    client.onNotification("pi/event", (params: { sessionId: string; event: Record<string, unknown> }) => {
+      if (params.sessionId !== session.current?.sessionId) return;
+      chat.onEvent(params.event);
+      if (params.event.type === "agent_end") void refresh();
+    }),
+    client.onNotification("pi/compactionEnded", (params: { sessionId: string; reason: string; error?: string }) => {
+      // Automatic compactions would fail unseen; a manual one's failure is its request's error.
+      if (params.error && params.reason !== "manual" && params.sessionId === session.current?.sessionId) {
+        void vscode.window.showWarningMessage(`pi: ${params.error}`);
+      }
+    }),
+    client.onRequest("pi/requestApproval", (approval: ApprovalRequest) => askApproval(approval)),
+    client.onNotification("pi/systemPromptChanged", () => {
+      void vscode.commands.executeCommand("pi.internal.systemPromptChanged");
+    }),
   );
   await client.start();
 }

@@ -1,4 +1,8 @@
-/** Which program starts pi-lsp: the user's `pi.server.command`, else `pi-lsp` found on PATH. */
+/**
+ * Which server to start, in the issue's order: the user's `pi.server.command`, else the user's
+ * `pi.server.python`, else `pi-lsp` on PATH, else the private environment built from the shipped
+ * wheel (serverEnvironment.ts). Pure: PATH lookups are injected.
+ */
 import * as path from "node:path";
 
 export interface ServerCommand {
@@ -6,18 +10,25 @@ export interface ServerCommand {
   args: string[];
 }
 
+/** Where the server comes from; `python` and `private` still need serverEnvironment.ts to become a command. */
+export type ServerChoice =
+  | ({ kind: "command" } & ServerCommand)
+  | { kind: "python"; python: string }
+  | { kind: "private" };
+
 /** Thrown when no server can be started; its message tells the user what to set. */
 export class ServerNotFoundError extends Error {}
 
 /**
- * Resolve the server command. `configured` is the `pi.server.command` array; `findOnPath` looks a
- * program up on PATH (injected so tests need no real PATH). vscode-languageclient appends
- * `--stdio` to the arguments, which pi-lsp accepts.
+ * Choose the server. `configured` is the `pi.server.command` array, `python` the
+ * `pi.server.python` string; `findOnPath` looks a program up on PATH (injected so tests need no
+ * real PATH). vscode-languageclient appends `--stdio` to the arguments, which pi-lsp accepts.
  */
-export function resolveServerCommand(
+export function chooseServer(
   configured: unknown,
+  python: unknown,
   findOnPath: (program: string) => string | undefined,
-): ServerCommand {
+): ServerChoice {
   if (Array.isArray(configured) && configured.length > 0) {
     if (!configured.every((part) => typeof part === "string" && part.length > 0)) {
       throw new ServerNotFoundError(
@@ -25,16 +36,12 @@ export function resolveServerCommand(
       );
     }
     const [command, ...args] = configured as string[];
-    return { command, args };
+    return { kind: "command", command, args };
   }
+  if (typeof python === "string" && python.trim() !== "") return { kind: "python", python: python.trim() };
   const found = findOnPath("pi-lsp");
-  if (found === undefined) {
-    throw new ServerNotFoundError(
-      "pi-lsp was not found on PATH. Install it (pip install pi-lsp, Python 3.11+) or set " +
-        "pi.server.command to the program that starts it.",
-    );
-  }
-  return { command: found, args: [] };
+  if (found !== undefined) return { kind: "command", command: found, args: [] };
+  return { kind: "private" };
 }
 
 /** Look a program up on PATH the way a shell would (first executable match). */

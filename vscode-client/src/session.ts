@@ -1,8 +1,12 @@
 /** The session this window has open, and the requests that open, list and compact sessions. */
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
+import * as crypto from "node:crypto";
+import { WorkDoneProgress } from "vscode-languageclient";
+import { CompactionPlan, describePlan, progressMessage } from "./compactionPlan";
 import { ContextUsage } from "./gaugeModel";
-import { FlatTree } from "./treeModel";
+import { pickItem, SessionSearch } from "./sessionSearch";
+import { FoldedTree, TreeEntry, treeEntryOf } from "./treeModel";
 
 export interface SessionState {
   sessionId: string;
@@ -10,15 +14,6 @@ export interface SessionState {
   cwd: string;
   name: string | null;
   leafId: string | null;
-}
-
-interface SessionInfo {
-  path: string;
-  id: string;
-  name?: string;
-  modified: string;
-  messageCount: number;
-  firstMessage: string;
 }
 
 export class PiSession {
@@ -67,21 +62,53 @@ export class PiSession {
     this.changed.fire();
   }
 
-  /** Quick pick over pi/listSessions, newest first; opens the one chosen. */
+  /**
+   * Open Session…: a quick pick over pi/listSessions, searched on the server as you type (words,
+   * "phrases" or re:REGEX over names and message text); the button searches every project.
+   */
   async pickAndOpen(): Promise<void> {
-    const { sessions } = await this.client().sendRequest<{ sessions: SessionInfo[] }>("pi/listSessions", {
-      cwd: this.cwd(),
+    const search = new SessionSearch((method, params) => this.client().sendRequest(method, params), this.cwd());
+    const pick = vscode.window.createQuickPick<vscode.QuickPickItem & { path?: string }>();
+    const allButton = { iconPath: new vscode.ThemeIcon("globe"), tooltip: "Search every project's sessions" };
+    let all = false;
+    let timer: NodeJS.Timeout | undefined;
+    pick.title = "Open a pi session";
+    pick.placeholder = "Search sessions: words, \"a phrase\" or re:pattern";
+    pick.matchOnDescription = true;
+    pick.buttons = [allButton];
+    const load = async (): Promise<void> => {
+      pick.busy = true;
+      try {
+        const sessions = await search.search(pick.value, all);
+        if (sessions === undefined) return; // a newer search is on its way
+        // The server already matched message text: keep every answer visible whatever VS Code's own filter says.
+        pick.items = sessions.map((info) => ({ ...pickItem(info, all), alwaysShow: true }));
+        if (sessions.length === 0) pick.items = [{ label: pick.value ? "No session matches" : "No sessions for this folder yet", alwaysShow: true }];
+      } catch (error) {
+        pick.items = [{ label: `$(error) ${error instanceof Error ? error.message : String(error)}`, alwaysShow: true }];
+      } finally {
+        pick.busy = false;
+      }
+    };
+    const chosen = new Promise<string | undefined>((resolve) => {
+      pick.onDidChangeValue(() => {
+        if (timer !== undefined) clearTimeout(timer);
+        timer = setTimeout(() => void load(), 200);
+      });
+      pick.onDidTriggerButton(() => {
+        all = !all;
+        pick.title = all ? "Open a pi session (every project)" : "Open a pi session";
+        void load();
+      });
+      pick.onDidAccept(() => resolve(pick.selectedItems[0]?.path));
+      pick.onDidHide(() => resolve(undefined));
     });
-    const picked = await vscode.window.showQuickPick(
-      sessions.map((info) => ({
-        label: info.name ?? (info.firstMessage || info.id),
-        description: `${info.messageCount} messages`,
-        detail: `${info.modified} ${info.path}`,
-        path: info.path,
-      })),
-      { placeHolder: sessions.length === 0 ? "No sessions for this folder yet" : "Open a pi session" },
-    );
-    if (picked) await this.open(picked.path);
+    pick.show();
+    void load();
+    const path = await chosen;
+    if (timer !== undefined) clearTimeout(timer);
+    pick.dispose();
+    if (path) await this.open(path);
   }
 
   async rename(): Promise<void> {
@@ -104,30 +131,62 @@ export class PiSession {
     return stats.contextUsage;
   }
 
-  async tree(): Promise<FlatTree | undefined> {
+  /** The tree with linear chains folded (what the Session Tree needs; O(segments) bytes). */
+  async tree(): Promise<FoldedTree | undefined> {
     if (!this.state) return undefined;
-    return this.client().sendRequest<FlatTree>("pi/getTree", { format: "flat" });
+    return this.client().sendRequest<FoldedTree>("pi/getTree", { fold: true });
   }
 
-  /** Compact…: show what pi/prepareCompaction would do, ask for optional instructions, compact. */
+  /**
+   * Compact…: show what pi/prepareCompaction would do (what is summarised, what is kept, tokens
+   * now), ask for optional instructions, then compact with progress from the server's
+   * `$/progress`; Cancel cancels the request, and then nothing is written.
+   */
   async compact(): Promise<void> {
     if (!this.state) {
       void vscode.window.showInformationMessage("Open a pi session first.");
       return;
     }
-    const plan = await this.client().sendRequest<{ tokensBefore: number; summarizeCount: number }>(
-      "pi/prepareCompaction",
-      {},
-    );
-    const instructions = await vscode.window.showInputBox({
-      title: `Compact: summarise ${plan.summarizeCount} entries (${plan.tokensBefore} tokens now)`,
-      prompt: "Optional instructions for the summary (Enter to compact, Escape to cancel)",
-    });
-    if (instructions === undefined) return;
+    const client = this.client();
+    const plan = await client.sendRequest<CompactionPlan>("pi/prepareCompaction", {});
+    let firstKept: TreeEntry | undefined;
+    try {
+      const { entry } = await client.sendRequest<{ entry: Record<string, unknown> }>("pi/getEntry", { id: plan.firstKeptEntryId });
+      firstKept = treeEntryOf(entry);
+    } catch {
+      firstKept = undefined; // the description falls back to the id
+    }
+    const { message, detail } = describePlan(plan, firstKept);
+    const answer = await vscode.window.showInformationMessage(message, { modal: true, detail }, "Compact", "Compact with Instructions…");
+    if (answer === undefined) return;
+    let instructions = "";
+    if (answer !== "Compact") {
+      const typed = await vscode.window.showInputBox({
+        title: "Compact: instructions for the summary",
+        prompt: "What the summary should focus on (Enter to compact, Escape to cancel)",
+      });
+      if (typed === undefined) return;
+      instructions = typed.trim();
+    }
+    const token = `pi-compact-${crypto.randomUUID()}`;
     await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: "pi: compacting…" },
-      () =>
-        this.client().sendRequest("pi/compact", instructions ? { customInstructions: instructions } : {}),
+      { location: vscode.ProgressLocation.Notification, title: "pi: compacting", cancellable: true },
+      async (progress, cancel) => {
+        const listening = client.onProgress(WorkDoneProgress.type, token, (value) => {
+          const line = progressMessage(value);
+          if (line) progress.report({ message: line });
+        });
+        try {
+          const params: Record<string, unknown> = { workDoneToken: token };
+          if (instructions) params.customInstructions = instructions;
+          await client.sendRequest("pi/compact", params, cancel);
+        } catch (error) {
+          if (!cancel.isCancellationRequested) throw error;
+          void vscode.window.showInformationMessage("pi: compaction cancelled; nothing was written.");
+        } finally {
+          listening.dispose();
+        }
+      },
     );
   }
 }

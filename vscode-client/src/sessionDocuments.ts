@@ -1,7 +1,8 @@
-/** Show System Prompt (a read-only virtual document), Open Session File and Run Shell Command. */
+/** Show System Prompt (a read-only virtual document with its sources and token counts), Open Session File and Run Shell Command. */
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { PiSession } from "./session";
+import { SystemPromptResult, systemPromptDocument } from "./systemPromptView";
 
 const SCHEME = "pi-system-prompt";
 
@@ -11,9 +12,10 @@ export function registerSessionDocuments(client: () => LanguageClient, session: 
   const provider: vscode.TextDocumentContentProvider = {
     onDidChange: changed.event,
     async provideTextDocumentContent(): Promise<string> {
-      const params = session.current ? {} : { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath };
-      const prompt = await client().sendRequest<{ text: string }>("pi/getSystemPrompt", params);
-      return prompt.text;
+      const cwd = session.current?.cwd ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+      const params = session.current ? {} : { cwd };
+      const prompt = await client().sendRequest<SystemPromptResult>("pi/getSystemPrompt", params);
+      return systemPromptDocument(prompt, cwd);
     },
   };
   return [

@@ -3,29 +3,98 @@
 /** Reads one setting; `undefined` when the user left it at its default. */
 export type SettingReader = (key: string) => unknown;
 
-const NUMBER_KEYS = ["compaction.reserveTokens", "compaction.keepRecentTokens"] as const;
-const STRING_KEYS = ["model", "thinkingLevel"] as const;
+type Kind = "string" | "number" | "boolean" | "strings" | "object";
+
+/**
+ * Every server setting of docs/protocol.md ("Settings") that the editor mirrors as `pi.<key>`,
+ * with its JSON type. package.json declares the same keys (a test keeps them in step).
+ */
+export const SERVER_SETTINGS: Readonly<Record<string, Kind>> = {
+  sessionDir: "string",
+  contextWindow: "number",
+  model: "string",
+  thinkingLevel: "string",
+  summarizer: "string",
+  tokenizer: "string",
+  approval: "string",
+  tools: "strings",
+  steeringMode: "string",
+  followUpMode: "string",
+  shellPath: "string",
+  shellCommandPrefix: "string",
+  thinkingBudgets: "object",
+  "images.blockImages": "boolean",
+  "compaction.enabled": "boolean",
+  "compaction.reserveTokens": "number",
+  "compaction.keepRecentTokens": "number",
+  "compaction.model": "string",
+  "branchSummary.reserveTokens": "number",
+  "retry.enabled": "boolean",
+  "retry.maxRetries": "number",
+  "retry.baseDelayMs": "number",
+  "retry.provider.maxRetries": "number",
+  "retry.provider.maxRetryDelayMs": "number",
+  "retry.provider.timeoutMs": "number",
+};
+
+/**
+ * Settings a repository must not choose for its user (they run programs, widen what the agent may
+ * do or move where sessions are written): read from the user's own settings only, never from a
+ * workspace's `.vscode/settings.json` (package.json also gives them `machine` scope).
+ */
+export const USER_ONLY_SETTINGS: ReadonlySet<string> = new Set([
+  "server.command",
+  "server.python",
+  "sessionDir",
+  "approval",
+  "tools",
+  "shellPath",
+  "shellCommandPrefix",
+]);
+
+function accepted(kind: Kind, value: unknown): boolean {
+  switch (kind) {
+    case "string":
+      return typeof value === "string" && value !== "";
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+    case "boolean":
+      return typeof value === "boolean";
+    case "strings":
+      return Array.isArray(value) && value.every((item) => typeof item === "string");
+    case "object":
+      return typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length > 0;
+  }
+}
 
 /**
  * Build the nested settings object the protocol expects. Only values the user set are sent, so
  * the server's own defaults and settings files keep deciding everything else; empty strings mean
- * "not set".
+ * "not set", and values of the wrong type are left out.
  */
 export function piSettings(read: SettingReader): Record<string, unknown> {
   const settings: Record<string, unknown> = {};
-  const compaction: Record<string, unknown> = {};
-  const enabled = read("compaction.enabled");
-  if (typeof enabled === "boolean") compaction.enabled = enabled;
-  for (const key of NUMBER_KEYS) {
+  for (const [key, kind] of Object.entries(SERVER_SETTINGS)) {
     const value = read(key);
-    if (typeof value === "number" && Number.isFinite(value)) {
-      compaction[key.slice("compaction.".length)] = value;
-    }
-  }
-  if (Object.keys(compaction).length > 0) settings.compaction = compaction;
-  for (const key of STRING_KEYS) {
-    const value = read(key);
-    if (typeof value === "string" && value !== "") settings[key] = value;
+    if (!accepted(kind, value)) continue;
+    const parts = key.split(".");
+    let target = settings;
+    for (const part of parts.slice(0, -1)) target = (target[part] ??= {}) as Record<string, unknown>;
+    target[parts[parts.length - 1]] = value;
   }
   return settings;
+}
+
+/** What VS Code's `inspect` gives for one setting (the scopes the user may have set it in). */
+export interface InspectedSetting {
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/** The value that counts: the most specific scope, except that user-only settings ignore the workspace. */
+export function effectiveValue(key: string, inspected: InspectedSetting | undefined): unknown {
+  if (inspected === undefined) return undefined;
+  if (USER_ONLY_SETTINGS.has(key)) return inspected.globalValue;
+  return inspected.workspaceFolderValue ?? inspected.workspaceValue ?? inspected.globalValue;
 }

@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { ChatTranscript } from "../src/chatModel";
 import { gaugeView } from "../src/gaugeModel";
-import { FlatTree, SessionTreeModel } from "../src/treeModel";
+import { FoldedTree, SessionTreeModel, describeEntry } from "../src/treeModel";
 
 const serverCommand = process.env.PI_LSP_COMMAND;
 
@@ -54,14 +54,14 @@ test("session tree and gauge from a real server", { skip: serverCommand ? false 
       entry: { type: "message", message: { role: "user", content: "other way", timestamp: Date.now() } },
     });
 
-    const tree = await connection.sendRequest<FlatTree>("pi/getTree", { format: "flat" });
-    const model = new SessionTreeModel(tree);
+    const tree = await connection.sendRequest<FoldedTree>("pi/getTree", { fold: true });
+    const model = new SessionTreeModel(tree, (method, params) => connection.sendRequest(method, params));
     assert.equal(model.leafId, sibling.id);
-    const [root] = model.children();
-    assert.equal(root.id, user.id);
-    assert.equal(model.children(root.id).length, 2);
-    assert.ok(model.isOnBranch(root.id) && model.isLeaf(sibling.id));
-    assert.match(SessionTreeModel.describe(root), /^user: hello tree/);
+    const [root] = model.roots();
+    assert.equal(model.entryOf(root)?.id, user.id);
+    assert.equal((await model.children(root)).length, 2);
+    assert.ok(model.isOnBranch(user.id) && model.isLeaf(sibling.id));
+    assert.match(describeEntry(model.entryOf(root)!), /^user: hello tree/);
 
     const branch = await connection.sendRequest<{ entries: Record<string, unknown>[] }>("pi/getBranch", {});
     assert.deepEqual(

@@ -1,26 +1,31 @@
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
-import { findOnPathWith, resolveServerCommand, ServerNotFoundError } from "../src/serverCommand";
+import { chooseServer, findOnPathWith, ServerNotFoundError } from "../src/serverCommand";
 
-test("the configured command wins over PATH, split into program and arguments", () => {
-  const found = resolveServerCommand(["/venv/bin/python", "-m", "pi_lsp"], () => "/usr/bin/pi-lsp");
-  assert.deepEqual(found, { command: "/venv/bin/python", args: ["-m", "pi_lsp"] });
+test("the configured command wins over everything, split into program and arguments", () => {
+  const found = chooseServer(["/venv/bin/python", "-m", "pi_lsp"], "/usr/bin/python3", () => "/usr/bin/pi-lsp");
+  assert.deepEqual(found, { kind: "command", command: "/venv/bin/python", args: ["-m", "pi_lsp"] });
 });
 
-test("an empty setting falls back to pi-lsp on PATH", () => {
-  assert.deepEqual(resolveServerCommand([], (p) => `/opt/bin/${p}`), { command: "/opt/bin/pi-lsp", args: [] });
-});
-
-test("no server anywhere is a clear error naming the setting", () => {
-  assert.throws(() => resolveServerCommand(undefined, () => undefined), (error: unknown) => {
-    return error instanceof ServerNotFoundError && /pi\.server\.command/.test(error.message);
+test("pi.server.python comes next, before PATH", () => {
+  assert.deepEqual(chooseServer([], " /opt/py/bin/python3 ", () => "/usr/bin/pi-lsp"), {
+    kind: "python",
+    python: "/opt/py/bin/python3",
   });
 });
 
-test("a malformed setting is refused, not run", () => {
-  assert.throws(() => resolveServerCommand(["pi-lsp", 3], () => undefined), ServerNotFoundError);
-  assert.throws(() => resolveServerCommand([""], () => undefined), ServerNotFoundError);
+test("with no settings, pi-lsp on PATH", () => {
+  assert.deepEqual(chooseServer([], "", (p) => `/opt/bin/${p}`), { kind: "command", command: "/opt/bin/pi-lsp", args: [] });
+});
+
+test("with nothing installed, the private environment", () => {
+  assert.deepEqual(chooseServer(undefined, undefined, () => undefined), { kind: "private" });
+});
+
+test("a malformed command setting is refused, not run", () => {
+  assert.throws(() => chooseServer(["pi-lsp", 3], undefined, () => undefined), ServerNotFoundError);
+  assert.throws(() => chooseServer([""], undefined, () => undefined), ServerNotFoundError);
 });
 
 test("PATH lookup takes the first executable directory in order", () => {

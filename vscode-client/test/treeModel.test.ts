@@ -1,49 +1,106 @@
+/** The lazy Session Tree model against the real server: folded segments, pages, the leaf's branch. */
 import assert from "node:assert/strict";
+import * as path from "node:path";
 import { test } from "node:test";
-import { FlatTreeNode, SessionTreeModel } from "../src/treeModel";
+import { describeEntry, FoldedTree, PAGE_SIZE, SessionTreeModel, TreeRow, treeEntryOf } from "../src/treeModel";
+import { needsServer, say, startServer } from "./realServer";
 
-const node = (id: string, parentId: string | null, childIds: string[], extra: Partial<FlatTreeNode> = {}) => ({
-  id,
-  parentId,
-  type: "message",
-  timestamp: "2026-01-01T00:00:00Z",
-  childIds,
-  ...extra,
+const ids = (rows: TreeRow[]) =>
+  rows.map((row) => (row.kind === "entry" ? row.entry.id : row.kind === "segment" ? `seg:${row.segment.id}` : `earlier:${row.remaining}`));
+
+test("a long chain is one segment loaded a page at a time; branches hang under it", { skip: needsServer, timeout: 120_000 }, async () => {
+  const server = await startServer();
+  try {
+    await server.request("pi/newSession", { cwd: server.home, sessionDir: path.join(server.home, "sessions") });
+    const chain: string[] = [];
+    const total = PAGE_SIZE * 2 + 30;
+    for (let i = 0; i < total; i++) chain.push(await say(server, `message ${i}`));
+    // Two branches from the last entry of the chain: "left" (then the leaf moves back) and "right".
+    await server.request("pi/setLeaf", { id: chain[total - 1] });
+    const left = await say(server, "left way");
+    await server.request("pi/setLeaf", { id: chain[total - 1] });
+    const right = await say(server, "right way");
+    await server.request("pi/setLabel", { targetId: chain[5], label: "checkpoint" });
+    const labelEntry = (await server.request<{ leafId: string }>("pi/getSessionState", {})).leafId;
+
+    const requests: string[] = [];
+    const counted = <T>(method: string, params: object) => {
+      requests.push(method);
+      return server.request<T>(method, params);
+    };
+    const tree = await server.request<FoldedTree>("pi/getTree", { fold: true });
+    const model = new SessionTreeModel(tree, counted);
+    assert.equal(model.leafId, labelEntry);
+
+    const [root] = model.roots();
+    assert.equal(root.kind, "segment");
+    if (root.kind !== "segment") return;
+    assert.equal(root.segment.length, total);
+    assert.ok(model.isSegmentOnBranch(root.segment.id));
+    assert.ok(model.hasChildren(root));
+    assert.equal(model.labelOf(chain[5]), "checkpoint");
+
+    // Expanding the chain: the last page, an "earlier" row, then the two branches.
+    const rows = await model.children(root);
+    assert.deepEqual(requests, ["pi/getBranch"]);
+    assert.equal(rows[0].kind, "earlier");
+    const pageIds = ids(rows).filter((id) => !id.startsWith("earlier") && !id.startsWith("seg:"));
+    assert.deepEqual(pageIds, chain.slice(total - PAGE_SIZE));
+    const branchRows = rows.filter((row) => row.kind === "segment");
+    assert.equal(branchRows.length, 2);
+    const branchEntries = branchRows.map((row) => (row.kind === "segment" ? row.segment.first.id : ""));
+    assert.ok(branchEntries.includes(left) && branchEntries.includes(right));
+
+    // Earlier pages, each O(page), down to the first entry.
+    let earlier: TreeRow = rows[0];
+    const seen = [...pageIds];
+    while (earlier.kind === "earlier") {
+      const older = await model.children(earlier);
+      const olderIds = ids(older).filter((id) => !id.startsWith("earlier"));
+      seen.unshift(...olderIds);
+      earlier = older[0];
+    }
+    assert.deepEqual(seen, chain);
+    assert.equal(describeEntry(treeEntryOf({ id: "x", type: "message", message: { role: "user", content: "a\n b" } })), "user: a b");
+
+    // The right branch holds the leaf (the label entry was appended under it): a chain of two,
+    // while the left branch is one entry, which stands for itself.
+    assert.equal(model.entryOf(branchRows.find((row) => row.kind === "segment" && row.segment.first.id === left)!)?.id, left);
+    const rightRow = branchRows.find((row) => row.kind === "segment" && row.segment.first.id === right);
+    assert.ok(rightRow && rightRow.kind === "segment" && model.holdsLeaf(rightRow.segment.id));
+    const rightEntries = await model.children(rightRow);
+    assert.ok(ids(rightEntries).includes(labelEntry));
+    assert.equal(model.isLeaf(labelEntry), true);
+    assert.equal(model.isOnBranch(chain[total - 1]), true);
+    assert.equal(model.isOnBranch(right), true);
+    assert.equal(model.isOnBranch(left), false);
+  } finally {
+    server.close();
+  }
 });
 
-// a → b → (c, d → e); leaf e
-const tree = {
-  leafId: "e",
-  rootIds: ["a"],
-  nodes: [
-    node("a", null, ["b"], { role: "user", preview: "hello\n  there" }),
-    node("b", "a", ["c", "d"], { role: "assistant" }),
-    node("c", "b", []),
-    node("d", "b", ["e"]),
-    node("e", "d", [], { type: "label", label: "done" }),
-  ],
-};
-
-test("children come from childIds in order; roots for no parent", () => {
-  const model = new SessionTreeModel(tree);
-  assert.deepEqual(model.children().map((n) => n.id), ["a"]);
-  assert.deepEqual(model.children("b").map((n) => n.id), ["c", "d"]);
-  assert.deepEqual(model.children("missing"), []);
+test("inside the leaf's own segment, entries below a leaf moved back are off the branch", { skip: needsServer }, async () => {
+  const server = await startServer();
+  try {
+    await server.request("pi/newSession", { cwd: server.home, sessionDir: path.join(server.home, "sessions") });
+    const chain = [await say(server, "one"), await say(server, "two"), await say(server, "three")];
+    await server.request("pi/setLeaf", { id: chain[1] });
+    const model = new SessionTreeModel(await server.request<FoldedTree>("pi/getTree", { fold: true }), server.request);
+    const [root] = model.roots();
+    assert.equal(model.isOnBranch(chain[0]), true); // the segment's first entry is known without a page
+    await model.children(root);
+    assert.deepEqual([chain[0], chain[1], chain[2]].map((id) => model.isOnBranch(id)), [true, true, false]);
+    assert.equal(model.isLeaf(chain[1]), true);
+  } finally {
+    server.close();
+  }
 });
 
-test("the leaf and its ancestors are the current branch", () => {
-  const model = new SessionTreeModel(tree);
-  assert.ok(model.isLeaf("e"));
-  assert.deepEqual(["a", "b", "c", "d", "e"].filter((id) => model.isOnBranch(id)), ["a", "b", "d", "e"]);
-});
-
-test("a parent cycle does not hang the branch walk", () => {
-  const cyclic = { leafId: "x", rootIds: ["x"], nodes: [node("x", "y", ["y"]), node("y", "x", ["x"])] };
-  const model = new SessionTreeModel(cyclic);
-  assert.ok(model.isOnBranch("x") && model.isOnBranch("y"));
-});
-
-test("a line shows role and the preview on one line", () => {
-  assert.equal(SessionTreeModel.describe(tree.nodes[0]), "user: hello there");
-  assert.equal(SessionTreeModel.describe(tree.nodes[2]), "message");
+test("previews of entries as the tree describes them", () => {
+  const entry = (extra: Record<string, unknown>) => treeEntryOf({ id: "e", parentId: "p", type: "message", timestamp: "t", ...extra });
+  assert.equal(describeEntry(entry({ message: { role: "assistant", content: [{ type: "toolCall", name: "bash" }, { type: "toolCall", name: "read" }] } })), "assistant: bash, read");
+  assert.equal(describeEntry(entry({ message: { role: "bashExecution", command: "ls -l" } })), "bashExecution: $ ls -l");
+  assert.equal(describeEntry(treeEntryOf({ id: "c", type: "compaction", summary: "the story so far" })), "compaction: the story so far");
+  assert.equal(describeEntry(treeEntryOf({ id: "l", type: "label", targetId: "x", label: null })), "label: (label cleared)");
+  assert.equal(treeEntryOf({ id: "u", type: "message", message: { role: "user", content: "x".repeat(500) } }).preview?.length, 120);
 });

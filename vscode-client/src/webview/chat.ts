@@ -49,9 +49,19 @@ function render(messages: ChatMessage[]): void {
   if (atBottom) log.scrollTop = log.scrollHeight;
 }
 
+/** Scroll a message into view and focus it (Session Tree: Open in Chat). */
+function reveal(entryId: string): void {
+  const article = Array.from(log.querySelectorAll<HTMLElement>("article")).find((a) => a.dataset.entryId === entryId);
+  if (!article) return;
+  article.tabIndex = -1;
+  article.scrollIntoView({ block: "center" });
+  article.focus();
+}
+
 window.addEventListener("message", (event: MessageEvent) => {
-  const data = event.data as { type: string; messages?: ChatMessage[]; status?: string; text?: string };
+  const data = event.data as { type: string; messages?: ChatMessage[]; status?: string; text?: string; entryId?: string };
   if (data.type === "render" && data.messages) render(data.messages);
+  if (data.type === "reveal" && data.entryId) reveal(data.entryId);
   if (data.type === "status") status.textContent = data.status ?? "";
   if (data.type === "draft") {
     input.value = data.text ?? "";

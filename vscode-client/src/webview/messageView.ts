@@ -42,6 +42,7 @@ export function messageArticle(context: MessageViewContext, message: ChatMessage
     article.textContent = message.text;
   }
   const entryId = entryIdOf(message);
+  if (entryId !== undefined) article.dataset.entryId = entryId;
   const actions = entryId === undefined ? [] : actionsFor(message.kind);
   if (entryId !== undefined && actions.length > 0) {
     const bar = context.document.createElement("div");
