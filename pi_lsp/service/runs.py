@@ -565,7 +565,9 @@ class RunService:
             assert info is not None
             level = clamp_thinking_level(info, client.settings.thinking_level)
             current = {"provider": "anthropic", "modelId": info.id, "thinkingLevel": level}
-        return {"models": [model.to_wire() for model in MODELS.values()], "current": current}
+        models = [model.to_wire() for model in MODELS.values()]
+        # additive: whether a key is configured, so an editor can say how to set one before a prompt fails
+        return {"models": models, "current": current, "hasApiKey": anthropic_api_key() is not None}
 
     async def session_stats(self, client: Client, session_id: str | None) -> dict[str, Any]:
         session = self.host.registry.resolve(client, session_id)

@@ -87,6 +87,7 @@ async def test_no_api_key_is_a_model_error_and_writes_nothing() -> None:
         assert raised.value.code == -32004
         assert "ANTHROPIC_API_KEY" in raised.value.message
         assert chat.ws.session_files() == [] and chat.fake.requests == []
+        assert (await chat.client.rpc.request("pi/listModels", {}))["hasApiKey"] is False
         state = await chat.client.rpc.request("pi/getSessionState", {})
         assert state["entryCount"] == 0
 
@@ -395,6 +396,7 @@ async def test_set_model_appends_what_changed_and_prompts_use_it() -> None:
         ids = [model["id"] for model in listed["models"]]
         assert MODEL in ids and "claude-haiku-4-5" in ids
         assert listed["current"] == {"provider": "anthropic", "modelId": MODEL, "thinkingLevel": "medium"}
+        assert listed["hasApiKey"] is True
         result = await chat.client.rpc.request(
             "pi/setModel", {"modelId": "claude-haiku-4-5", "thinkingLevel": "high"}
         )

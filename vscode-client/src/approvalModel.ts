@@ -40,3 +40,57 @@ export function approvalAnswer(choice: ApprovalChoice | undefined): ApprovalAnsw
   if (choice === "Deny") return { decision: "deny" };
   return { decision: "deny", reason: "The user dismissed the approval question." };
 }
+
+/** What an approval card in the chat shows. */
+export interface ApprovalCard {
+  toolCallId: string;
+  title: string;
+  /** The command, or the diff the edit would make (in full; the card scrolls). */
+  detail: string;
+  /** An edit/write: its diff can be opened in the diff editor. */
+  diffable: boolean;
+}
+
+export function approvalCard(request: ApprovalRequest): ApprovalCard {
+  const preview = request.preview ?? {};
+  return {
+    toolCallId: request.toolCallId,
+    title: approvalQuestion(request).message,
+    detail: preview.diff ?? preview.command ?? JSON.stringify(request.args, null, 2),
+    diffable: request.toolName === "edit" || request.toolName === "write",
+  };
+}
+
+/**
+ * The approvals waiting for the user, answered from the chat's cards. Each `pi/requestApproval`
+ * waits here until a card's button answers it, or the run stops waiting (its `approval_result`).
+ */
+export class PendingApprovals {
+  private readonly pending = new Map<string, { request: ApprovalRequest; resolve: (answer: ApprovalAnswer) => void }>();
+
+  ask(request: ApprovalRequest): Promise<ApprovalAnswer> {
+    return new Promise((resolve) => this.pending.set(request.toolCallId, { request, resolve }));
+  }
+
+  /** A card's answer; false when that approval is no longer waiting. */
+  answer(toolCallId: string, answer: ApprovalAnswer): boolean {
+    const waiting = this.pending.get(toolCallId);
+    if (!waiting) return false;
+    this.pending.delete(toolCallId);
+    waiting.resolve(answer);
+    return true;
+  }
+
+  /** The run stopped waiting (answered elsewhere, or aborted): drop the card. */
+  settled(toolCallId: string): boolean {
+    return this.answer(toolCallId, { decision: "deny", reason: "The run no longer waits for this approval." });
+  }
+
+  request(toolCallId: string): ApprovalRequest | undefined {
+    return this.pending.get(toolCallId)?.request;
+  }
+
+  cards(): ApprovalCard[] {
+    return [...this.pending.values()].map(({ request }) => approvalCard(request));
+  }
+}

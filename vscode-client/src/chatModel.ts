@@ -1,12 +1,29 @@
 /** The chat transcript as plain messages: drawn from pi/getBranch, then advanced by pi/event (pure). */
+import { toolSummary } from "./toolCards";
 
 export type ChatKind = "user" | "assistant" | "tool";
+
+/** A tool call's card: what was called, its output so far, whether it still runs. */
+export interface ToolCard {
+  callId: string;
+  name: string;
+  args: Record<string, unknown>;
+  output: string;
+  running: boolean;
+}
+
+/** The reply being streamed and the running tools, as `pi/getRunState` gives them. */
+export interface LiveRun {
+  partial?: Record<string, unknown>;
+  tools?: Record<string, unknown>[];
+}
 
 export interface ChatMessage {
   key: string;
   kind: ChatKind;
+  /** The message's text; for a tool call, its one-line summary. */
   text: string;
-  toolName?: string;
+  tool?: ToolCard;
   /** A reply's thinking, when it has any (drawn as a collapsed block). */
   thinking?: string;
   isError?: boolean;
@@ -44,13 +61,14 @@ function toolCalls(content: unknown): Json[] {
     : [];
 }
 
-function describeCall(name: string, args: unknown): string {
-  return `${name} ${JSON.stringify(args ?? {})}`;
-}
+const asArgs = (args: unknown): Record<string, unknown> =>
+  typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
 
 export class ChatTranscript {
   readonly messages: ChatMessage[] = [];
   private readonly tools = new Map<string, ChatMessage>();
+  /** Results whose call lies in an older page not loaded yet (applied when it is prepended). */
+  private readonly orphanResults = new Map<string, { output: string; isError: boolean }>();
   private streaming: ChatMessage | undefined;
   private sentUser: ChatMessage | undefined;
   private streamingShown = false;
@@ -70,24 +88,88 @@ export class ChatTranscript {
           transcript.messages.push({ key: id, kind: "assistant", text, ...(thinking !== "" ? { thinking } : {}) });
         for (const call of toolCalls(message.content)) transcript.addTool(String(call.id), String(call.name), call.arguments);
       } else if (message.role === "toolResult") {
-        transcript.finishTool(String(message.toolCallId), contentText(message.content), message.isError === true);
+        const callId = String(message.toolCallId);
+        const output = contentText(message.content);
+        if (transcript.tools.has(callId)) transcript.finishTool(callId, output, message.isError === true, false);
+        else transcript.orphanResults.set(callId, { output, isError: message.isError === true });
       }
     }
     return transcript;
   }
 
-  private addTool(callId: string, name: string, args: unknown): void {
-    if (this.tools.has(callId)) return;
-    const card: ChatMessage = { key: `tool:${callId}`, kind: "tool", toolName: name, text: describeCall(name, args) };
+  /** Older entries of the branch (a page loaded on scrolling up) go before what is shown. */
+  prepend(entries: Json[]): void {
+    const older = ChatTranscript.fromBranch(entries);
+    for (const [callId, card] of older.tools) {
+      if (this.tools.has(callId)) continue;
+      this.tools.set(callId, card);
+      const result = this.orphanResults.get(callId);
+      if (result) {
+        this.finishTool(callId, result.output, result.isError, false);
+        this.orphanResults.delete(callId);
+      }
+    }
+    for (const [callId, result] of older.orphanResults) this.orphanResults.set(callId, result);
+    this.messages.unshift(...older.messages);
+  }
+
+  /** A run in progress (`pi/getRunState`): its partial reply keeps streaming, its tools keep running. */
+  resume(live: LiveRun): void {
+    const partial = live.partial;
+    if (partial && partial.role === "assistant") {
+      const thinking = contentThinking(partial.content);
+      this.streaming = { key: `assistant:${this.messages.length}`, kind: "assistant", text: contentText(partial.content) };
+      if (thinking !== "") this.streaming.thinking = thinking;
+      this.streamingShown = false;
+      if (this.streaming.text !== "" || thinking !== "") this.show(this.streaming);
+    }
+    for (const tool of live.tools ?? []) {
+      const callId = String(tool.toolCallId);
+      this.addTool(callId, String(tool.toolName), tool.args, true);
+      const partialResult = tool.partialResult as Json | undefined;
+      if (partialResult) this.finishTool(callId, contentText(partialResult.content), false, true);
+    }
+  }
+
+  private addTool(callId: string, name: string, args: unknown, running = false): void {
+    const existing = this.tools.get(callId);
+    if (existing?.tool) {
+      existing.tool.running = running || existing.tool.running;
+      return;
+    }
+    const card: ChatMessage = {
+      key: `tool:${callId}`,
+      kind: "tool",
+      text: toolSummary(name, asArgs(args)),
+      tool: { callId, name, args: asArgs(args), output: "", running },
+    };
     this.tools.set(callId, card);
     this.messages.push(card);
   }
 
-  private finishTool(callId: string, output: string, isError: boolean): void {
+  private finishTool(callId: string, output: string, isError: boolean, running: boolean): void {
     const card = this.tools.get(callId);
-    if (!card) return;
-    card.text = `${card.text.split("\n")[0]}\n${output}`;
-    card.isError = isError;
+    if (!card?.tool) return;
+    card.tool.output = output;
+    card.tool.running = running;
+    if (isError) card.isError = true;
+    else delete card.isError;
+  }
+
+  /** The card of a tool call, if shown (for "Open diff"). */
+  toolCard(callId: string): ToolCard | undefined {
+    return this.tools.get(callId)?.tool;
+  }
+
+  /** A message finished streaming under an entry id already shown (a redraw raced the run): keep one. */
+  private settle(message: ChatMessage, entryId: string): void {
+    const duplicate = this.messages.findIndex((other) => other !== message && other.key === entryId);
+    if (duplicate >= 0) {
+      const at = this.messages.indexOf(message);
+      if (at >= 0) this.messages.splice(at, 1);
+      return;
+    }
+    message.key = entryId;
   }
 
   /** A streamed reply becomes an article once it has something to show. */
@@ -127,7 +209,7 @@ export class ChatTranscript {
       case "message_end": {
         const message = event.message as Json;
         if (message.role === "user" && this.sentUser && typeof event.entryId === "string") {
-          this.sentUser.key = event.entryId;
+          this.settle(this.sentUser, event.entryId);
           this.sentUser = undefined;
           return true;
         }
@@ -138,18 +220,18 @@ export class ChatTranscript {
         if (thinking !== "") this.streaming.thinking = thinking;
         else delete this.streaming.thinking;
         if (final !== "" || thinking !== "") this.show(this.streaming);
-        if (typeof event.entryId === "string") this.streaming.key = event.entryId;
+        if (typeof event.entryId === "string") this.settle(this.streaming, event.entryId);
         this.streaming = undefined;
         return true;
       }
       case "tool_execution_start":
-        this.addTool(String(event.toolCallId), String(event.toolName), event.args);
+        this.addTool(String(event.toolCallId), String(event.toolName), event.args, true);
         return true;
       case "tool_execution_update":
-        this.finishTool(String(event.toolCallId), contentText((event.partialResult as Json | undefined)?.content), false);
+        this.finishTool(String(event.toolCallId), contentText((event.partialResult as Json | undefined)?.content), false, true);
         return true;
       case "tool_execution_end":
-        this.finishTool(String(event.toolCallId), contentText((event.result as Json | undefined)?.content), event.isError === true);
+        this.finishTool(String(event.toolCallId), contentText((event.result as Json | undefined)?.content), event.isError === true, false);
         return true;
       default:
         return false;

@@ -1,94 +1,231 @@
-/** The Chat view: hosts the webview, forwards prompts and Stop, redraws from server state. */
+/**
+ * The Chat view: hosts the webview and keeps it a view of server state (ChatSync), forwards what
+ * the user does (prompts queued as steering or follow-up, Stop, restore queue, approvals, diffs,
+ * completions, model and thinking level) and answers `pi/requestApproval` with cards in the chat.
+ */
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
-import { ChatTranscript } from "./chatModel";
-import { branchFromHere, editAndResend, forkToNewSession, MessageAction } from "./messageActions";
+import { askApproval } from "./approvals";
+import { ApprovalAnswer, ApprovalRequest, PendingApprovals } from "./approvalModel";
+import { ChatCompletions } from "./chatCompletions";
+import type { ChatNotice, HostToWebview, ModelChoice, WebviewToHost } from "./chatProtocol";
+import { ChatSync } from "./chatSync";
+import { currentText, DiffDocuments } from "./diffView";
+import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "./messageActions";
 import { PiSession } from "./session";
+import { proposedDiff, recordedDiff } from "./toolCards";
 
-interface WebviewMessage {
-  type: string;
-  text?: string;
-  action?: MessageAction;
-  entryId?: string;
+/** The server's ModelError code; with ANTHROPIC_API_KEY in its message it means "no key". */
+const MODEL_ERROR = -32004;
+/** Pages of older entries Open in Chat may load to reach its entry. */
+const REVEAL_PAGES = 50;
+
+const pathArg = (args: Record<string, unknown>): string => (typeof args.path === "string" ? args.path : "");
+
+function isNoKeyError(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === MODEL_ERROR && typeof message === "string" && message.includes("ANTHROPIC_API_KEY");
 }
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   private view: vscode.WebviewView | undefined;
-  private transcript = new ChatTranscript();
+  private readonly sync: ChatSync;
+  private readonly approvals = new PendingApprovals();
+  private readonly completions: ChatCompletions;
+  private notice: ChatNotice | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly client: () => LanguageClient,
     private readonly session: PiSession,
-  ) {}
+    private readonly diffs: DiffDocuments,
+  ) {
+    const request: Requester = (method, params) => this.client().sendRequest(method, params);
+    this.sync = new ChatSync(request);
+    this.completions = new ChatCompletions(request);
+  }
+
+  private request<T>(method: string, params: object): Promise<T> {
+    return this.client().sendRequest<T>(method, params);
+  }
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     view.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, "out")] };
     view.webview.html = this.html(view.webview);
-    view.webview.onDidReceiveMessage((message: WebviewMessage) => void this.onMessage(message));
+    view.webview.onDidReceiveMessage((message: WebviewToHost) => void this.onMessage(message));
+    view.onDidDispose(() => {
+      if (this.view === view) this.view = undefined;
+    });
   }
 
   /** Redraw everything from the server (the webview is a view of server state). */
   async redraw(): Promise<void> {
-    if (!this.session.current) {
-      this.transcript = new ChatTranscript();
-    } else {
-      const { entries } = await this.client().sendRequest<{ entries: Record<string, unknown>[] }>("pi/getBranch", {});
-      this.transcript = ChatTranscript.fromBranch(entries);
-    }
+    if (!this.session.current) this.sync.clear();
+    else await this.sync.load();
+    this.completions.reset();
     this.post();
+    await this.sendModels();
   }
 
   /** A pi/event of the open session. */
-  onEvent(event: Record<string, unknown>): void {
-    if (this.transcript.apply(event)) this.post();
-    if (event.type === "agent_start") this.status("pi is working… (Stop to abort)");
-    if (event.type === "agent_end") this.status("");
+  onEvent(seq: number, event: Record<string, unknown>): void {
+    if (event.type === "approval_result" && typeof event.toolCallId === "string") this.approvals.settled(event.toolCallId);
+    if (this.sync.onEvent(seq, event) || event.type === "approval_result") this.post();
   }
 
-  /** Bring a message of the drawn branch into view (Session Tree: Open in Chat). */
-  reveal(entryId: string): void {
-    void this.view?.webview.postMessage({ type: "reveal", entryId });
+  /**
+   * `pi/requestApproval`: a card in the chat while the chat is visible; otherwise (the view closed
+   * or hidden) VS Code's modal question, so a run never waits on something nobody can see.
+   */
+  approve(request: ApprovalRequest): Promise<ApprovalAnswer> {
+    if (!this.view?.visible) return askApproval(request);
+    const answer = this.approvals.ask(request);
+    this.post();
+    return answer;
+  }
+
+  /**
+   * Bring a message of the branch into view (Session Tree: Open in Chat), loading older pages
+   * until it is drawn (at most REVEAL_PAGES of them).
+   */
+  async reveal(entryId: string): Promise<void> {
+    for (let page = 0; page < REVEAL_PAGES && !this.sync.transcript.messages.some((m) => m.key === entryId); page += 1) {
+      if (!(await this.sync.loadOlder())) break;
+    }
+    this.post();
+    this.postToView({ type: "reveal", entryId });
   }
 
   private post(): void {
-    void this.view?.webview.postMessage({ type: "render", messages: this.transcript.messages });
+    this.postToView({
+      type: "state",
+      state: {
+        messages: this.sync.transcript.messages,
+        queue: this.sync.queue,
+        running: this.sync.running,
+        hasMore: this.sync.hasMore,
+        approvals: this.approvals.cards(),
+        ...(this.notice ? { notice: this.notice } : {}),
+      },
+    });
+  }
+
+  private postToView(message: HostToWebview): void {
+    void this.view?.webview.postMessage(message);
   }
 
   private status(text: string): void {
-    void this.view?.webview.postMessage({ type: "status", status: text });
+    this.postToView({ type: "status", status: text });
   }
 
-  private async onMessage(message: WebviewMessage): Promise<void> {
+  private async sendModels(): Promise<void> {
+    const listed = await this.request<{
+      models: ModelChoice[];
+      current: { modelId: string; thinkingLevel: string };
+      hasApiKey?: boolean;
+    }>("pi/listModels", {});
+    const notice = listed.hasApiKey === false ? "noApiKey" : undefined;
+    if (notice !== this.notice) {
+      this.notice = notice;
+      this.post();
+    }
+    this.postToView({
+      type: "models",
+      models: listed.models.map(({ id, name, reasoning }) => ({ id, name, reasoning })),
+      modelId: listed.current.modelId,
+      thinkingLevel: listed.current.thinkingLevel,
+    });
+  }
+
+  private async onMessage(message: WebviewToHost): Promise<void> {
     try {
-      if (message.type === "action" && message.action && message.entryId) await this.act(message.action, message.entryId, message.text ?? "");
-      if (message.type === "ready") await this.redraw();
-      if (message.type === "stop") await this.client().sendRequest("pi/abort", {});
-      if (message.type === "send" && message.text) {
-        if (!this.session.current) await this.session.continueRecent();
-        const state = await this.client().sendRequest<{ running: boolean }>("pi/getRunState", {});
-        await this.client().sendRequest(
-          "pi/prompt",
-          state.running ? { text: message.text, streamingBehavior: "steer" } : { text: message.text },
-        );
+      switch (message.type) {
+        case "ready":
+          return await this.redraw();
+        case "send":
+          return await this.send(message.text, message.mode);
+        case "stop":
+          await this.request("pi/abort", {});
+          return;
+        case "restoreQueue": {
+          const { steering, followUp } = await this.request<{ steering: string[]; followUp: string[] }>("pi/clearQueue", {});
+          const texts = [...steering, ...followUp];
+          if (texts.length > 0) this.postToView({ type: "draft", text: texts.join("\n\n") });
+          return;
+        }
+        case "loadOlder":
+          await this.sync.loadOlder();
+          return this.post();
+        case "approval":
+          this.approvals.answer(message.toolCallId, {
+            decision: message.decision,
+            ...(message.reason ? { reason: message.reason } : {}),
+          });
+          return this.post();
+        case "openDiff":
+          return await this.openDiff(message.toolCallId);
+        case "complete": {
+          const items = await this.completions.complete(message.kind, message.query);
+          this.postToView({ type: "completions", kind: message.kind, query: message.query, items });
+          return;
+        }
+        case "setModel":
+          await this.request("pi/setModel", {
+            ...(message.modelId ? { modelId: message.modelId } : {}),
+            ...(message.thinkingLevel ? { thinkingLevel: message.thinkingLevel } : {}),
+          });
+          return await this.sendModels();
+        case "action":
+          return await this.act(message.action, message.entryId, message.text);
       }
     } catch (error) {
       this.status(`Error: ${error instanceof Error ? error.message : String(error)}`);
+      if (message.type === "setModel") await this.sendModels().catch(() => undefined);
     }
+  }
+
+  /** Enter steers and Alt+Enter follows up while a run is active; with no run either starts one. */
+  private async send(text: string, mode: "steer" | "followUp"): Promise<void> {
+    try {
+      if (!this.session.current) await this.session.continueRecent();
+      this.status("");
+      await this.request("pi/prompt", { text, streamingBehavior: mode });
+    } catch (error) {
+      this.postToView({ type: "draft", text }); // nothing typed is lost
+      if (isNoKeyError(error)) {
+        this.notice = "noApiKey";
+        this.post();
+      }
+      throw error;
+    }
+  }
+
+  /** "Open diff" on an approval card (the file now vs. after the change) or on a finished edit/write card. */
+  private async openDiff(toolCallId: string): Promise<void> {
+    const pending = this.approvals.request(toolCallId);
+    if (pending) {
+      const path = pending.preview?.path ?? pathArg(pending.args);
+      const sides = proposedDiff(pending.toolName, pending.args, await currentText(path));
+      if (sides) await this.diffs.open(sides, path);
+      return;
+    }
+    const card = this.sync.transcript.toolCard(toolCallId);
+    const sides = card && recordedDiff(card.name, card.args);
+    if (card && sides) await this.diffs.open(sides, pathArg(card.args));
   }
 
   /** A message's Edit and resend / Branch from here / Fork to new session button. */
   private async act(action: MessageAction, entryId: string, text: string): Promise<void> {
-    const request = <T>(method: string, params: object): Promise<T> => this.client().sendRequest<T>(method, params);
+    const request: Requester = (method, params) => this.request(method, params);
     if (action === "editAndResend") {
       const edited = await vscode.window.showInputBox({ prompt: "Edit the message and send it again", value: text });
       if (edited === undefined || edited.trim() === "") return;
       await editAndResend(request, entryId, edited);
     } else if (action === "branchFromHere") {
       const editorText = await branchFromHere(request, entryId);
-      if (editorText !== undefined) void this.view?.webview.postMessage({ type: "draft", text: editorText });
+      if (editorText !== undefined) this.postToView({ type: "draft", text: editorText });
       await this.redraw();
     } else {
       await forkToNewSession((method, params) => this.session.adoptFrom(method, params), entryId);
@@ -103,10 +240,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}';">
 <style nonce="${nonce}">
 body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding: 0 8px; box-sizing: border-box; }
+.toolbar { display: flex; gap: 4px; padding: 4px 0; }
+.toolbar select { flex: 1; min-width: 0; }
 #log { flex: 1; overflow-y: auto; }
 .message { white-space: pre-wrap; margin: 6px 0; padding: 4px 6px; border-radius: 4px; }
 .user { background: var(--vscode-input-background); }
-.tool { font-family: var(--vscode-editor-font-family); opacity: 0.85; }
+.tool { font-family: var(--vscode-editor-font-family); opacity: 0.85; white-space: normal; }
+.tool summary { cursor: pointer; white-space: pre-wrap; }
+.tool-output { max-height: 20em; overflow: auto; margin: 2px 0; white-space: pre-wrap; }
 .error { color: var(--vscode-errorForeground); }
 .markdown { white-space: normal; }
 .hljs-keyword, .hljs-built_in, .hljs-type, .hljs-selector-tag { color: var(--vscode-debugTokenExpression-name, #569cd6); }
@@ -118,14 +259,14 @@ body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding:
 .actions { white-space: normal; margin-top: 4px; display: flex; gap: 4px; flex-wrap: wrap; }
 .markdown pre { overflow-x: auto; padding: 4px; background: var(--vscode-textCodeBlock-background); }
 .markdown code { font-family: var(--vscode-editor-font-family); }
+.approval, .queue, .notice { margin: 6px 0; padding: 6px; border: 1px solid var(--vscode-focusBorder); border-radius: 4px; }
+.approval-detail { max-height: 16em; overflow: auto; font-family: var(--vscode-editor-font-family); }
+.queued .tag { opacity: 0.7; font-style: italic; }
+#suggestions { list-style: none; margin: 0; padding: 0; max-height: 12em; overflow-y: auto; border: 1px solid var(--vscode-widget-border, transparent); }
+#suggestions li[aria-selected="true"] { background: var(--vscode-list-activeSelectionBackground); color: var(--vscode-list-activeSelectionForeground); }
 textarea { width: 100%; box-sizing: border-box; resize: vertical; }
 </style></head>
 <body>
-<main id="log" aria-live="polite"></main>
-<div id="status" role="status"></div>
-<label for="prompt">Message pi</label>
-<textarea id="prompt" rows="3" aria-label="Message pi"></textarea>
-<div><button id="send">Send</button> <button id="stop">Stop</button></div>
 <script nonce="${nonce}" src="${script.toString()}"></script>
 </body></html>`;
   }

@@ -1,10 +1,10 @@
 /** Wires the pi extension: server client, session, tree view, gauge and commands. */
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
-import { askApproval } from "./approvals";
 import { ApprovalRequest } from "./approvalModel";
 import { ChatViewProvider } from "./chatView";
 import { createClient, currentPiSettings, resolveServer } from "./client";
+import { DiffDocuments } from "./diffView";
 import { ContextGauge } from "./gauge";
 import { PiSession } from "./session";
 import { registerSessionDocuments } from "./sessionDocuments";
@@ -46,8 +46,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const request = <T>(method: string, params: object): Promise<T> => running().sendRequest<T>(method, params);
   const session = new PiSession(running);
   const tree = new SessionTreeProvider(() => session.tree(), request, (error) => output.appendLine(`tree refresh failed: ${String(error)}`));
-  const chat = new ChatViewProvider(context.extensionUri, running, session);
-  context.subscriptions.push(vscode.window.registerWebviewViewProvider("pi.chat", chat));
+  const diffs = new DiffDocuments();
+  const chat = new ChatViewProvider(context.extensionUri, running, session, diffs);
+  context.subscriptions.push(vscode.window.registerWebviewViewProvider("pi.chat", chat), diffs.register());
   context.subscriptions.push(output, gauge, tree.register());
 
   const refresh = async (): Promise<void> => {
@@ -62,7 +63,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const revealInChat = async (entryId: string): Promise<void> => {
     await vscode.commands.executeCommand("pi.chat.focus");
     await chat.redraw();
-    chat.reveal(entryId);
+    await chat.reveal(entryId);
   };
   context.subscriptions.push(
     session.onDidChange(() => void refresh()),
@@ -106,9 +107,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     client.onNotification("pi/sessionChanged", (params: { sessionId: string; leafId: string | null }) => {
       if (params.sessionId === session.current?.sessionId) session.noteChanged(params.leafId);
     }),
-    client.onNotification("pi/event", (params: { sessionId: string; event: Record<string, unknown> }) => {
+    client.onNotification("pi/event", (params: { sessionId: string; seq: number; event: Record<string, unknown> }) => {
       if (params.sessionId !== session.current?.sessionId) return;
-      chat.onEvent(params.event);
+      chat.onEvent(params.seq, params.event);
       if (params.event.type === "agent_end") void refresh();
     }),
     client.onNotification("pi/compactionEnded", (params: { sessionId: string; reason: string; error?: string }) => {
@@ -117,7 +118,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         void vscode.window.showWarningMessage(`pi: ${params.error}`);
       }
     }),
-    client.onRequest("pi/requestApproval", (approval: ApprovalRequest) => askApproval(approval)),
+    client.onRequest("pi/requestApproval", (approval: ApprovalRequest) => chat.approve(approval)),
     client.onNotification("pi/systemPromptChanged", () => {
       void vscode.commands.executeCommand("pi.internal.systemPromptChanged");
     }),

@@ -24,9 +24,12 @@ test("tool calls are cards updated with live and final output", () => {
   const chat = new ChatTranscript();
   chat.apply({ type: "tool_execution_start", toolCallId: "t1", toolName: "bash", args: { command: "ls" } });
   chat.apply({ type: "tool_execution_update", toolCallId: "t1", partialResult: { content: [{ type: "text", text: "a" }] } });
-  assert.equal(chat.messages[0].text, 'bash {"command":"ls"}\na');
+  assert.equal(chat.messages[0].text, "$ ls");
+  assert.deepEqual(chat.messages[0].tool, { callId: "t1", name: "bash", args: { command: "ls" }, output: "a", running: true });
   chat.apply({ type: "tool_execution_end", toolCallId: "t1", isError: true, result: { content: [{ type: "text", text: "a\nb" }] } });
-  assert.deepEqual(chat.messages.map((m) => [m.kind, m.text, m.isError]), [["tool", 'bash {"command":"ls"}\na\nb', true]]);
+  assert.deepEqual(chat.messages.map((m) => [m.kind, m.text, m.tool?.output, m.tool?.running, m.isError]), [
+    ["tool", "$ ls", "a\nb", false, true],
+  ]);
 });
 
 test("a branch redraws user, assistant and tool messages in order", () => {
@@ -41,10 +44,10 @@ test("a branch redraws user, assistant and tool messages in order", () => {
     { type: "message", id: "r", message: { role: "toolResult", toolCallId: "t", content: [{ type: "text", text: "x.py" }] } },
     { type: "message", id: "b", message: { role: "assistant", content: [{ type: "text", text: "One file." }] } },
   ]);
-  assert.deepEqual(chat.messages.map((m) => [m.kind, m.text]), [
-    ["user", "list"],
-    ["tool", 'ls {"path":"."}\nx.py'],
-    ["assistant", "One file."],
+  assert.deepEqual(chat.messages.map((m) => [m.kind, m.text, m.tool?.output]), [
+    ["user", "list", undefined],
+    ["tool", "ls .", "x.py"],
+    ["assistant", "One file.", undefined],
   ]);
 });
 
@@ -77,4 +80,41 @@ test("a reply that only thinks so far is shown, and a branch keeps each reply's 
     { key: "a1", kind: "assistant", text: "", thinking: "a\n\nb" },
     { key: "a2", kind: "assistant", text: "plain" },
   ]);
+});
+
+test("older pages go first, and a result whose call was in the older page joins its card", () => {
+  const chat = ChatTranscript.fromBranch([
+    { type: "message", id: "r", message: { role: "toolResult", toolCallId: "t", content: [{ type: "text", text: "x.py" }] } },
+    { type: "message", id: "b", message: { role: "assistant", content: [{ type: "text", text: "done" }] } },
+  ]);
+  assert.deepEqual(chat.messages.map((m) => m.key), ["b"]);
+  chat.prepend([
+    { type: "message", id: "u", message: { role: "user", content: "list" } },
+    { type: "message", id: "a", message: { role: "assistant", content: [{ type: "toolCall", id: "t", name: "ls", arguments: {} }] } },
+  ]);
+  assert.deepEqual(chat.messages.map((m) => [m.key, m.tool?.output]), [["u", undefined], ["tool:t", "x.py"], ["b", undefined]]);
+});
+
+test("a run in progress resumes: its partial reply and running tools, then it keeps streaming", () => {
+  const chat = ChatTranscript.fromBranch([{ type: "message", id: "u", message: { role: "user", content: "go" } }]);
+  chat.resume({
+    partial: { role: "assistant", content: [{ type: "thinking", thinking: "hm" }, { type: "text", text: "Work" }] },
+    tools: [{ toolCallId: "t0", toolName: "bash", args: { command: "sleep 1" }, partialResult: { content: [{ type: "text", text: "…" }] } }],
+  });
+  assert.deepEqual(chat.messages.map((m) => [m.kind, m.text, m.thinking, m.tool?.running]), [
+    ["user", "go", undefined, undefined],
+    ["assistant", "Work", "hm", undefined],
+    ["tool", "$ sleep 1", undefined, true],
+  ]);
+  chat.apply({ type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "ing" } });
+  assert.equal(chat.messages[1].text, "Working");
+  chat.apply({ type: "message_end", entryId: "a1", message: { role: "assistant", content: [{ type: "text", text: "Working." }] } });
+  assert.deepEqual([chat.messages[1].key, chat.messages[1].text], ["a1", "Working."]);
+});
+
+test("a message that ends under an entry id already drawn is kept once", () => {
+  const chat = ChatTranscript.fromBranch([{ type: "message", id: "u1", message: { role: "user", content: "hi" } }]);
+  chat.apply({ type: "message_start", message: { role: "user", content: "hi" } });
+  chat.apply({ type: "message_end", entryId: "u1", message: { role: "user", content: "hi" } });
+  assert.deepEqual(chat.messages.map((m) => m.key), ["u1"]);
 });

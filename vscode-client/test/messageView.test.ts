@@ -13,7 +13,9 @@ function setup(): { context: MessageViewContext; actions: [MessageAction, string
     document: dom.window.document,
     renderMarkdown: createMarkdownRenderer(dom.window as unknown as Window),
     openThinking: new Set(),
+    toggledTools: new Set(),
     onAction: (action, entryId, text) => actions.push([action, entryId, text]),
+    onOpenDiff: (toolCallId) => actions.push(["openDiff" as MessageAction, toolCallId, ""]),
   };
   return { context, actions };
 }

@@ -1,6 +1,7 @@
-/** One chat message as a DOM article: a reply as sanitised markdown with its thinking, the rest as text. */
-import { entryIdOf, type ChatMessage } from "../chatModel";
+/** One chat message as a DOM article: a reply as sanitised markdown with its thinking, a tool call as a compact card, the rest as text. */
+import { entryIdOf, type ChatMessage, type ToolCard } from "../chatModel";
 import { ACTION_LABELS, actionsFor, type MessageAction } from "../messageActions";
+import { isCollapsedTool, isDiffTool } from "../toolCards";
 import type { MarkdownRenderer } from "./markdown";
 
 const LABELS = { user: "user message", assistant: "assistant message", tool: "tool call" } as const;
@@ -11,6 +12,42 @@ export interface MessageViewContext {
   /** Thinking blocks the reader opened, by message key, so a redraw keeps them open. */
   openThinking: Set<string>;
   onAction(action: MessageAction, entryId: string, text: string): void;
+  /** Tool cards the reader opened (or closed, for bash), by call id, kept across redraws. */
+  toggledTools: Set<string>;
+  onOpenDiff(toolCallId: string): void;
+}
+
+/** Bash output shown while it streams: the last lines only (the whole output is in the card's details). */
+const LIVE_LINES = 12;
+
+/**
+ * A tool call as a compact card: its summary line as a disclosure; reading tools (read, grep, find,
+ * ls) start closed, bash starts open with its output streaming, edit/write offer "Open diff".
+ */
+function toolCardView(context: MessageViewContext, card: ToolCard, summaryText: string): HTMLElement {
+  const doc = context.document;
+  const details = doc.createElement("details");
+  const openByDefault = card.name === "bash" || (!isCollapsedTool(card.name) && !isDiffTool(card.name));
+  details.open = context.toggledTools.has(card.callId) ? !openByDefault : openByDefault;
+  details.addEventListener("toggle", () => {
+    if (details.open !== openByDefault) context.toggledTools.add(card.callId);
+    else context.toggledTools.delete(card.callId);
+  });
+  const summary = doc.createElement("summary");
+  summary.textContent = card.running ? `${summaryText} (running…)` : summaryText;
+  const output = doc.createElement("pre");
+  output.className = "tool-output";
+  const lines = card.output.split("\n");
+  output.textContent = card.running && lines.length > LIVE_LINES ? lines.slice(-LIVE_LINES).join("\n") : card.output;
+  details.append(summary, output);
+  if (!isDiffTool(card.name)) return details;
+  const wrapper = doc.createElement("div");
+  const button = doc.createElement("button");
+  button.type = "button";
+  button.textContent = "Open diff";
+  button.addEventListener("click", () => context.onOpenDiff(card.callId));
+  wrapper.append(details, button);
+  return wrapper;
 }
 
 /** A reply's thinking as a collapsed disclosure (text only). */
@@ -38,6 +75,8 @@ export function messageArticle(context: MessageViewContext, message: ChatMessage
     article.classList.add("markdown");
     if (message.thinking) article.append(thinkingBlock(context, message));
     article.append(context.renderMarkdown(message.text));
+  } else if (message.kind === "tool" && message.tool) {
+    article.append(toolCardView(context, message.tool, message.text));
   } else {
     article.textContent = message.text;
   }

@@ -1,0 +1,52 @@
+/** The messages between the chat view's host code and its webview (types only). */
+import type { ApprovalCard } from "./approvalModel";
+import type { ChatMessage } from "./chatModel";
+import type { MessageAction } from "./messageActions";
+
+export interface QueueView {
+  steering: string[];
+  followUp: string[];
+}
+
+/** Why the chat shows a notice above the prompt box. */
+export type ChatNotice = "noApiKey";
+
+/** Everything the webview draws, posted whole after each change. */
+export interface ChatViewState {
+  messages: ChatMessage[];
+  queue: QueueView;
+  running: boolean;
+  hasMore: boolean;
+  approvals: ApprovalCard[];
+  notice?: ChatNotice;
+}
+
+export interface ModelChoice {
+  id: string;
+  name: string;
+  reasoning: boolean;
+}
+
+export type HostToWebview =
+  | { type: "state"; state: ChatViewState }
+  | { type: "status"; status: string }
+  | { type: "draft"; text: string }
+  | { type: "reveal"; entryId: string }
+  | { type: "models"; models: ModelChoice[]; modelId: string; thinkingLevel: string }
+  | { type: "completions"; kind: "mention" | "command"; query: string; items: { value: string; detail: string }[] };
+
+export type SendMode = "steer" | "followUp";
+
+export type WebviewToHost =
+  | { type: "ready" }
+  | { type: "send"; text: string; mode: SendMode }
+  | { type: "stop" }
+  | { type: "restoreQueue" }
+  | { type: "loadOlder" }
+  | { type: "approval"; toolCallId: string; decision: "allow" | "allowAlways" | "deny"; reason?: string }
+  | { type: "openDiff"; toolCallId: string }
+  | { type: "complete"; kind: "mention" | "command"; query: string }
+  | { type: "setModel"; modelId?: string; thinkingLevel?: string }
+  | { type: "action"; action: MessageAction; entryId: string; text: string };
+
+export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;

@@ -1,0 +1,125 @@
+/**
+ * The chat as a view of server state (pure: the requester is passed in). `load` draws the last page
+ * of the branch (`pi/getBranch` with `limit`) and the run in progress (`pi/getRunState`: partial
+ * reply, running tools, queue); `pi/event`s are then applied in `seq` order, those the run state
+ * already holds skipped. Events arriving while a load is in flight wait for it.
+ */
+import { ChatTranscript, type LiveRun } from "./chatModel";
+import type { Requester } from "./messageActions";
+
+type Json = Record<string, unknown>;
+
+export interface QueueState {
+  steering: string[];
+  followUp: string[];
+}
+
+export interface RunState extends LiveRun {
+  running: boolean;
+  seq: number;
+  queue?: QueueState;
+}
+
+interface BranchPage {
+  entries: Json[];
+  hasMore?: boolean;
+}
+
+/** Entries drawn at first and per "load older" step. */
+export const PAGE_SIZE = 100;
+
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
+
+export class ChatSync {
+  transcript = new ChatTranscript();
+  queue: QueueState = { steering: [], followUp: [] };
+  running = false;
+  /** Older entries exist before the first one drawn. */
+  hasMore = false;
+  private firstEntryId: string | undefined;
+  private seq = 0;
+  private generation = 0;
+  private waiting: [number, Json][] | undefined;
+
+  constructor(
+    private readonly request: Requester,
+    private readonly pageSize = PAGE_SIZE,
+  ) {}
+
+  /** Forget everything (no session open). */
+  clear(): void {
+    this.generation += 1;
+    this.waiting = undefined;
+    this.transcript = new ChatTranscript();
+    this.queue = { steering: [], followUp: [] };
+    this.running = false;
+    this.hasMore = false;
+    this.firstEntryId = undefined;
+    this.seq = 0;
+  }
+
+  /** Redraw from the server: run state first, then the branch's last page, then the events that came meanwhile. */
+  async load(): Promise<void> {
+    const generation = ++this.generation;
+    const waiting: [number, Json][] = [];
+    this.waiting = waiting;
+    try {
+      const state = await this.request<RunState>("pi/getRunState", {});
+      const page = await this.request<BranchPage>("pi/getBranch", { limit: this.pageSize });
+      if (generation !== this.generation) return;
+      const transcript = ChatTranscript.fromBranch(page.entries);
+      if (state.running) transcript.resume(state);
+      this.transcript = transcript;
+      this.queue = { steering: strings(state.queue?.steering), followUp: strings(state.queue?.followUp) };
+      this.running = state.running;
+      this.hasMore = page.hasMore === true;
+      this.firstEntryId = typeof page.entries[0]?.id === "string" ? page.entries[0].id : undefined;
+      this.seq = state.seq;
+      this.waiting = undefined;
+      for (const [seq, event] of waiting) this.apply(seq, event);
+    } finally {
+      if (generation === this.generation) this.waiting = undefined;
+    }
+  }
+
+  /** Load the page before the first entry drawn; returns whether anything was added. */
+  async loadOlder(): Promise<boolean> {
+    const beforeId = this.firstEntryId;
+    if (!this.hasMore || beforeId === undefined) return false;
+    const generation = this.generation;
+    const page = await this.request<BranchPage>("pi/getBranch", { beforeId, limit: this.pageSize });
+    if (generation !== this.generation || beforeId !== this.firstEntryId) return false;
+    this.transcript.prepend(page.entries);
+    this.hasMore = page.hasMore === true;
+    if (typeof page.entries[0]?.id === "string") this.firstEntryId = page.entries[0].id;
+    return page.entries.length > 0;
+  }
+
+  /** One `pi/event` of the open session; returns whether anything visible changed. */
+  onEvent(seq: number, event: Json): boolean {
+    if (this.waiting) {
+      this.waiting.push([seq, event]);
+      return false;
+    }
+    return this.apply(seq, event);
+  }
+
+  private apply(seq: number, event: Json): boolean {
+    if (seq <= this.seq) return false;
+    this.seq = seq;
+    switch (event.type) {
+      case "queue_update":
+        this.queue = { steering: strings(event.steering), followUp: strings(event.followUp) };
+        return true;
+      case "agent_start":
+        this.running = true;
+        return true;
+      case "agent_end":
+        this.running = false;
+        return true;
+      default:
+        return this.transcript.apply(event);
+    }
+  }
+}

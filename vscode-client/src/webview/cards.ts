@@ -1,0 +1,101 @@
+/** The chat's blocks besides messages: queued messages, approval cards and the no-API-key notice. */
+import type { ApprovalCard } from "../approvalModel";
+import type { ChatNotice, QueueView } from "../chatProtocol";
+
+export interface CardContext {
+  document: Document;
+  onRestoreQueue(): void;
+  onApproval(toolCallId: string, decision: "allow" | "allowAlways" | "deny", reason?: string): void;
+  onOpenDiff(toolCallId: string): void;
+}
+
+function button(doc: Document, label: string, onClick: () => void): HTMLButtonElement {
+  const element = doc.createElement("button");
+  element.type = "button";
+  element.textContent = label;
+  element.addEventListener("click", onClick);
+  return element;
+}
+
+/** Messages typed during the run, waiting: steering first, then follow-ups, with "Restore to input". */
+export function queueBlock(context: CardContext, queue: QueueView): HTMLElement | undefined {
+  if (queue.steering.length === 0 && queue.followUp.length === 0) return undefined;
+  const doc = context.document;
+  const block = doc.createElement("section");
+  block.className = "queue";
+  block.setAttribute("aria-label", "queued messages");
+  const items = [
+    ...queue.steering.map((text) => ["steering", text]),
+    ...queue.followUp.map((text) => ["follow-up", text]),
+  ];
+  for (const [kind, text] of items) {
+    const item = doc.createElement("div");
+    item.className = `queued ${kind}`;
+    const tag = doc.createElement("span");
+    tag.className = "tag";
+    tag.textContent = `queued (${kind}) `;
+    const body = doc.createElement("span");
+    body.textContent = text;
+    item.append(tag, body);
+    block.append(item);
+  }
+  block.append(button(doc, "Restore to input", () => context.onRestoreQueue()));
+  return block;
+}
+
+/** A tool call waiting for the user: what it would do, "Open diff" for edits, Allow / Allow always / Deny with a reason. */
+export function approvalBlock(context: CardContext, card: ApprovalCard): HTMLElement {
+  const doc = context.document;
+  const block = doc.createElement("section");
+  block.className = "approval";
+  block.setAttribute("role", "alertdialog");
+  block.setAttribute("aria-label", "approval request");
+  const title = doc.createElement("div");
+  title.className = "approval-title";
+  title.textContent = card.title;
+  const detail = doc.createElement("pre");
+  detail.className = "approval-detail";
+  detail.textContent = card.detail;
+  block.append(title, detail);
+  if (card.diffable) block.append(button(doc, "Open diff", () => context.onOpenDiff(card.toolCallId)));
+  const reason = doc.createElement("input");
+  reason.type = "text";
+  reason.className = "deny-reason";
+  reason.setAttribute("aria-label", "Reason for denying (optional)");
+  reason.placeholder = "Reason for denying (optional)";
+  const bar = doc.createElement("div");
+  bar.className = "actions";
+  bar.append(
+    button(doc, "Allow", () => context.onApproval(card.toolCallId, "allow")),
+    button(doc, "Allow always", () => context.onApproval(card.toolCallId, "allowAlways")),
+    button(doc, "Deny", () => {
+      const text = reason.value.trim();
+      context.onApproval(card.toolCallId, "deny", text === "" ? undefined : text);
+    }),
+    reason,
+  );
+  block.append(bar);
+  return block;
+}
+
+/** How to set an API key (the server has none), and that compaction still works without one. */
+export function noticeBlock(doc: Document, notice: ChatNotice): HTMLElement {
+  const block = doc.createElement("section");
+  block.className = "notice";
+  block.setAttribute("role", "note");
+  block.setAttribute("aria-label", "no API key");
+  const lines =
+    notice === "noApiKey"
+      ? [
+          "pi has no Anthropic API key, so it cannot answer yet.",
+          "Set ANTHROPIC_API_KEY in the environment VS Code starts pi-lsp from (then run “pi: Restart Server”), or log in with the pi CLI so that ~/.pi/agent/auth.json holds a key.",
+          "Sessions, the tree and Compact… still work offline: without a key compaction writes its summary locally.",
+        ]
+      : [];
+  for (const line of lines) {
+    const paragraph = doc.createElement("p");
+    paragraph.textContent = line;
+    block.append(paragraph);
+  }
+  return block;
+}

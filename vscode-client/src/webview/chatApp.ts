@@ -1,0 +1,303 @@
+/**
+ * The chat webview: builds its page, draws the state the host posts and sends what the user does.
+ * Takes the document, window and VS Code API, so jsdom tests drive exactly what the webview runs.
+ */
+import type { ChatMessage } from "../chatModel";
+import {
+  THINKING_LEVELS,
+  type ChatViewState,
+  type HostToWebview,
+  type ModelChoice,
+  type SendMode,
+  type WebviewToHost,
+} from "../chatProtocol";
+import { approvalBlock, noticeBlock, queueBlock, type CardContext } from "./cards";
+import { applyCompletion, completionAt, type CompletionContext } from "./completion";
+import { createMarkdownRenderer } from "./markdown";
+import { messageArticle, type MessageViewContext } from "./messageView";
+
+export interface SavedState {
+  draft?: string;
+}
+
+export interface VsCodeApi {
+  postMessage(message: WebviewToHost): void;
+  getState(): SavedState | undefined;
+  setState(state: SavedState): void;
+}
+
+/** Closer than this to the bottom counts as "at the bottom": the view then follows the stream. */
+const BOTTOM_SLACK = 24;
+/** Closer than this to the top loads the older page. */
+const TOP_SLACK = 40;
+
+export interface ChatApp {
+  receive(message: HostToWebview): void;
+}
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  doc: Document,
+  tag: K,
+  attributes: Record<string, string> = {},
+  text?: string,
+): HTMLElementTagNameMap[K] {
+  const node = doc.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
+  const post = (message: WebviewToHost): void => api.postMessage(message);
+
+  const modelSelect = element(doc, "select", { "aria-label": "Model" });
+  const thinkingSelect = element(doc, "select", { "aria-label": "Thinking level" });
+  const toolbar = element(doc, "header", { class: "toolbar" });
+  toolbar.append(modelSelect, thinkingSelect);
+  const log = element(doc, "main", { id: "log", "aria-live": "polite" });
+  const status = element(doc, "div", { id: "status", role: "status" });
+  const suggestions = element(doc, "ul", { id: "suggestions", role: "listbox", "aria-label": "Suggestions" });
+  suggestions.hidden = true;
+  const input = element(doc, "textarea", { id: "prompt", rows: "3", "aria-label": "Message pi" });
+  const label = element(doc, "label", { for: "prompt" }, "Message pi");
+  const send = element(doc, "button", { type: "button" }, "Send");
+  const stop = element(doc, "button", { type: "button" }, "Stop");
+  const buttons = element(doc, "div", { class: "buttons" });
+  buttons.append(send, stop);
+  doc.body.append(toolbar, log, status, suggestions, label, input, buttons);
+
+  let state: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: false, hasMore: false, approvals: [] };
+  let models: ModelChoice[] = [];
+  let loadingOlder = false;
+  const drawn = new Map<string, { signature: string; article: HTMLElement }>();
+  /** Approval cards kept while they wait, so a redraw never loses a reason being typed. */
+  const approvalCards = new Map<string, HTMLElement>();
+
+  const messageView: MessageViewContext = {
+    document: doc,
+    renderMarkdown: createMarkdownRenderer(win),
+    openThinking: new Set<string>(),
+    toggledTools: new Set<string>(),
+    onAction: (action, entryId, text) => post({ type: "action", action, entryId, text }),
+    onOpenDiff: (toolCallId) => post({ type: "openDiff", toolCallId }),
+  };
+  const cards: CardContext = {
+    document: doc,
+    onRestoreQueue: () => post({ type: "restoreQueue" }),
+    onApproval: (toolCallId, decision, reason) =>
+      post(reason === undefined ? { type: "approval", toolCallId, decision } : { type: "approval", toolCallId, decision, reason }),
+    onOpenDiff: (toolCallId) => post({ type: "openDiff", toolCallId }),
+  };
+
+  // ---------------------------------------------------------------- drawing
+
+  /** A message's article, reused while the message is unchanged (a delta redraws only its reply). */
+  function article(message: ChatMessage): HTMLElement {
+    const signature = JSON.stringify(message);
+    const cached = drawn.get(message.key);
+    if (cached && cached.signature === signature) return cached.article;
+    const fresh = messageArticle(messageView, message);
+    drawn.set(message.key, { signature, article: fresh });
+    return fresh;
+  }
+
+  function draw(): void {
+    const fromBottom = log.scrollHeight - log.scrollTop - log.clientHeight;
+    const atBottom = fromBottom < BOTTOM_SLACK;
+    const nodes: HTMLElement[] = [];
+    if (state.hasMore) {
+      const older = element(doc, "button", { type: "button", class: "older" }, "Load older messages");
+      older.addEventListener("click", loadOlder);
+      nodes.push(older);
+    }
+    const keys = new Set<string>();
+    for (const message of state.messages) {
+      keys.add(message.key);
+      nodes.push(article(message));
+    }
+    for (const key of [...drawn.keys()]) if (!keys.has(key)) drawn.delete(key);
+    const waiting = new Set(state.approvals.map((card) => card.toolCallId));
+    for (const id of [...approvalCards.keys()]) if (!waiting.has(id)) approvalCards.delete(id);
+    for (const card of state.approvals) {
+      const block = approvalCards.get(card.toolCallId) ?? approvalBlock(cards, card);
+      approvalCards.set(card.toolCallId, block);
+      nodes.push(block);
+    }
+    const queued = queueBlock(cards, state.queue);
+    if (queued) nodes.push(queued);
+    if (state.notice) nodes.push(noticeBlock(doc, state.notice));
+    log.replaceChildren(...nodes);
+    if (loadingOlder) log.scrollTop = log.scrollHeight - log.clientHeight - fromBottom;
+    else if (atBottom) log.scrollTop = log.scrollHeight;
+    loadingOlder = false;
+    input.placeholder = state.running ? "Enter: steer the run · Alt+Enter: follow-up after it" : "Enter: send · Shift+Enter: new line";
+  }
+
+  function loadOlder(): void {
+    if (!state.hasMore || loadingOlder) return;
+    loadingOlder = true;
+    post({ type: "loadOlder" });
+  }
+  log.addEventListener("scroll", () => {
+    if (log.scrollTop < TOP_SLACK) loadOlder();
+  });
+
+  function drawModels(modelId: string, thinkingLevel: string): void {
+    modelSelect.replaceChildren(
+      ...models.map((model) => {
+        const option = element(doc, "option", { value: model.id }, model.name);
+        option.selected = model.id === modelId;
+        return option;
+      }),
+    );
+    const reasoning = models.find((model) => model.id === modelId)?.reasoning ?? true;
+    const levels = reasoning ? THINKING_LEVELS : (["off"] as const);
+    thinkingSelect.replaceChildren(
+      ...levels.map((level) => {
+        const option = element(doc, "option", { value: level }, `thinking: ${level}`);
+        option.selected = level === thinkingLevel;
+        return option;
+      }),
+    );
+  }
+  modelSelect.addEventListener("change", () => post({ type: "setModel", modelId: modelSelect.value }));
+  thinkingSelect.addEventListener("change", () => post({ type: "setModel", thinkingLevel: thinkingSelect.value }));
+
+  // ---------------------------------------------------------------- the prompt box
+
+  const saveDraft = (): void => api.setState({ draft: input.value });
+  input.value = api.getState()?.draft ?? "";
+
+  function submit(mode: SendMode): void {
+    const text = input.value.trim();
+    if (text === "") return;
+    post({ type: "send", text, mode });
+    input.value = "";
+    saveDraft();
+    closeSuggestions();
+  }
+
+  let completion: CompletionContext | undefined;
+  let items: { value: string; detail: string }[] = [];
+  let selected = 0;
+
+  function closeSuggestions(): void {
+    completion = undefined;
+    items = [];
+    suggestions.hidden = true;
+    suggestions.replaceChildren();
+    input.removeAttribute("aria-activedescendant");
+  }
+
+  function drawSuggestions(): void {
+    suggestions.hidden = items.length === 0;
+    suggestions.replaceChildren(
+      ...items.map((item, index) => {
+        const option = element(doc, "li", { role: "option", id: `suggestion-${index}` });
+        option.setAttribute("aria-selected", String(index === selected));
+        option.textContent = item.detail ? `${item.value} — ${item.detail}` : item.value;
+        option.addEventListener("mousedown", (event) => {
+          event.preventDefault();
+          accept(index);
+        });
+        return option;
+      }),
+    );
+    if (items.length > 0) input.setAttribute("aria-activedescendant", `suggestion-${selected}`);
+  }
+
+  function accept(index: number): void {
+    const item = items[index];
+    if (!completion || !item) return;
+    const caret = input.selectionStart ?? input.value.length;
+    const next = applyCompletion(input.value, caret, completion, item.value);
+    input.value = next.text;
+    input.setSelectionRange(next.caret, next.caret);
+    saveDraft();
+    closeSuggestions();
+    input.focus();
+  }
+
+  input.addEventListener("input", () => {
+    saveDraft();
+    const context = completionAt(input.value, input.selectionStart ?? input.value.length);
+    if (!context) {
+      closeSuggestions();
+      return;
+    }
+    completion = context;
+    post({ type: "complete", kind: context.kind, query: context.query });
+  });
+
+  input.addEventListener("keydown", (event) => {
+    if (!suggestions.hidden && items.length > 0) {
+      if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        event.preventDefault();
+        selected = (selected + (event.key === "ArrowDown" ? 1 : items.length - 1)) % items.length;
+        drawSuggestions();
+        return;
+      }
+      if (event.key === "Enter" || event.key === "Tab") {
+        event.preventDefault();
+        accept(selected);
+        return;
+      }
+      if (event.key === "Escape") {
+        event.preventDefault();
+        closeSuggestions();
+        return;
+      }
+    }
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      submit(event.altKey ? "followUp" : "steer");
+    }
+  });
+  send.addEventListener("click", () => submit("steer"));
+  stop.addEventListener("click", () => post({ type: "stop" }));
+
+  /** Scroll a message into view and focus it (Session Tree: Open in Chat). */
+  function reveal(entryId: string): void {
+    const target = Array.from(log.querySelectorAll<HTMLElement>("article")).find((a) => a.dataset.entryId === entryId);
+    if (!target) return;
+    target.tabIndex = -1;
+    target.scrollIntoView?.({ block: "center" });
+    target.focus();
+  }
+
+  // ---------------------------------------------------------------- from the host
+
+  function receive(message: HostToWebview): void {
+    switch (message.type) {
+      case "state":
+        state = message.state;
+        draw();
+        break;
+      case "status":
+        status.textContent = message.status;
+        break;
+      case "draft":
+        input.value = input.value.trim() === "" ? message.text : `${message.text}\n${input.value}`;
+        saveDraft();
+        input.focus();
+        break;
+      case "reveal":
+        reveal(message.entryId);
+        break;
+      case "models":
+        models = message.models;
+        drawModels(message.modelId, message.thinkingLevel);
+        break;
+      case "completions":
+        if (!completion || completion.kind !== message.kind || completion.query !== message.query) return;
+        items = message.items;
+        selected = 0;
+        drawSuggestions();
+        break;
+    }
+  }
+
+  win.addEventListener("message", (event: MessageEvent) => receive(event.data as HostToWebview));
+  post({ type: "ready" });
+  return { receive };
+}
