@@ -1,0 +1,190 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { JSDOM } from "jsdom";
+import type { ChatViewState, WebviewToHost } from "../src/chatProtocol";
+import { startChat, type SavedState } from "../src/webview/chatApp";
+
+function open(saved?: SavedState) {
+  const dom = new JSDOM("<!DOCTYPE html><body></body>");
+  const posted: WebviewToHost[] = [];
+  let state: SavedState | undefined = saved;
+  const app = startChat(dom.window.document, dom.window as unknown as Window, {
+    postMessage: (message) => posted.push(message),
+    getState: () => state,
+    setState: (next) => (state = next),
+  });
+  const doc = dom.window.document;
+  const input = doc.querySelector("textarea[aria-label='Message pi']") as HTMLTextAreaElement;
+  const press = (key: string, init: { altKey?: boolean; shiftKey?: boolean } = {}): void => {
+    input.dispatchEvent(new dom.window.KeyboardEvent("keydown", { key, bubbles: true, cancelable: true, ...init }));
+  };
+  const type = (text: string): void => {
+    input.value = text;
+    input.setSelectionRange(text.length, text.length);
+    input.dispatchEvent(new dom.window.Event("input", { bubbles: true }));
+  };
+  const button = (name: string, within: ParentNode = doc): HTMLButtonElement => {
+    const found = Array.from(within.querySelectorAll("button")).find((b) => b.textContent === name);
+    assert.ok(found, `button ${name}`);
+    return found;
+  };
+  return { app, doc, input, press, type, button, posted, saved: () => state };
+}
+
+const base: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: false, hasMore: false, approvals: [] };
+
+test("the page says ready, Enter sends (steer), Alt+Enter queues a follow-up, Shift+Enter does not send", () => {
+  const { input, press, type, posted, saved, button } = open();
+  assert.deepEqual(posted, [{ type: "ready" }]);
+  type("first");
+  press("Enter", { shiftKey: true });
+  assert.equal(posted.length, 1);
+  press("Enter");
+  type("later");
+  press("Enter", { altKey: true });
+  assert.deepEqual(posted.slice(1), [
+    { type: "send", text: "first", mode: "steer" },
+    { type: "send", text: "later", mode: "followUp" },
+  ]);
+  assert.equal(input.value, "");
+  assert.deepEqual(saved(), { draft: "" });
+  button("Stop").click();
+  assert.deepEqual(posted.at(-1), { type: "stop" });
+});
+
+test("the draft survives a reload (webview state) and restored texts go back into the box", () => {
+  const { input, type, app, saved } = open({ draft: "half a thought" });
+  assert.equal(input.value, "half a thought");
+  type("typed");
+  assert.deepEqual(saved(), { draft: "typed" });
+  app.receive({ type: "draft", text: "queued one\n\nqueued two" });
+  assert.equal(input.value, "queued one\n\nqueued two\ntyped");
+});
+
+test("queued messages are shown as queued, with Restore to input", () => {
+  const { doc, app, posted, button } = open();
+  app.receive({ type: "state", state: { ...base, running: true, queue: { steering: ["steer me"], followUp: ["after"] } } });
+  const queue = doc.querySelector("[aria-label='queued messages']") as HTMLElement;
+  assert.match(queue.textContent ?? "", /queued \(steering\) steer me/);
+  assert.match(queue.textContent ?? "", /queued \(follow-up\) after/);
+  button("Restore to input", queue).click();
+  assert.deepEqual(posted.at(-1), { type: "restoreQueue" });
+  app.receive({ type: "state", state: base });
+  assert.equal(doc.querySelector("[aria-label='queued messages']"), null);
+});
+
+test("an approval card offers Open diff, Allow, Allow always and Deny with a reason that survives redraws", () => {
+  const { doc, app, posted, button } = open();
+  const card = { toolCallId: "t1", title: "pi wants to edit a.py", detail: "-a\n+<b>b</b>", diffable: true };
+  app.receive({ type: "state", state: { ...base, running: true, approvals: [card] } });
+  const block = doc.querySelector("[aria-label='approval request']") as HTMLElement;
+  assert.equal(block.querySelector("b"), null);
+  assert.match(block.textContent ?? "", /\+<b>b<\/b>/);
+  button("Open diff", block).click();
+  button("Allow", block).click();
+  button("Allow always", block).click();
+  const reason = block.querySelector("input[aria-label='Reason for denying (optional)']") as HTMLInputElement;
+  reason.value = "wrong file";
+  app.receive({ type: "state", state: { ...base, running: true, approvals: [card] } });
+  button("Deny", doc.querySelector("[aria-label='approval request']") as HTMLElement).click();
+  assert.deepEqual(posted.slice(1), [
+    { type: "openDiff", toolCallId: "t1" },
+    { type: "approval", toolCallId: "t1", decision: "allow" },
+    { type: "approval", toolCallId: "t1", decision: "allowAlways" },
+    { type: "approval", toolCallId: "t1", decision: "deny", reason: "wrong file" },
+  ]);
+});
+
+test("tool calls are compact cards: reading tools closed, bash open with live output, edits with Open diff", () => {
+  const { doc, app, posted, button } = open();
+  const tool = (callId: string, name: string, text: string, output: string, running = false) => ({
+    key: `tool:${callId}`,
+    kind: "tool" as const,
+    text,
+    tool: { callId, name, args: {}, output, running },
+  });
+  app.receive({
+    type: "state",
+    state: {
+      ...base,
+      messages: [
+        tool("r", "read", "read a.py", "print(1)"),
+        tool("b", "bash", "$ yes", Array.from({ length: 30 }, (_, i) => `line ${i}`).join("\n"), true),
+        tool("e", "edit", "edit a.py", "Successfully replaced 1 block(s) in a.py."),
+      ],
+    },
+  });
+  const [read, bash, edit] = Array.from(doc.querySelectorAll("article[aria-label='tool call']"));
+  assert.equal(read.querySelector("details")?.open, false);
+  assert.equal(bash.querySelector("details")?.open, true);
+  assert.equal(bash.querySelector("summary")?.textContent, "$ yes (running…)");
+  assert.match(bash.querySelector("pre")?.textContent ?? "", /^line 18\n[\s\S]*line 29$/);
+  button("Open diff", edit).click();
+  assert.deepEqual(posted.at(-1), { type: "openDiff", toolCallId: "e" });
+});
+
+test("@ and / open suggestions from the host; Enter picks one instead of sending", () => {
+  const { doc, input, app, type, press, posted } = open();
+  type("see @ma");
+  assert.deepEqual(posted.at(-1), { type: "complete", kind: "mention", query: "ma" });
+  app.receive({ type: "completions", kind: "mention", query: "ma", items: [{ value: "main.py", detail: "" }, { value: "my file.md", detail: "" }] });
+  const list = doc.querySelector("[role=listbox][aria-label='Suggestions']") as HTMLElement;
+  assert.equal(list.hidden, false);
+  press("ArrowDown");
+  assert.equal(list.querySelectorAll("[aria-selected=true]")[0].textContent, "my file.md");
+  press("Enter");
+  assert.equal(input.value, 'see @"my file.md" ');
+  assert.equal(list.hidden, true);
+  assert.equal(posted.filter((m) => m.type === "send").length, 0);
+  type("/rev");
+  app.receive({ type: "completions", kind: "command", query: "stale", items: [{ value: "other", detail: "" }] });
+  assert.equal(list.hidden, true);
+  app.receive({ type: "completions", kind: "command", query: "rev", items: [{ value: "review", detail: "Review the diff" }] });
+  assert.equal(list.textContent, "review — Review the diff");
+  press("Tab");
+  assert.equal(input.value, "/review ");
+});
+
+test("model and thinking pickers show the current choice and ask the host to change it", () => {
+  const { doc, app, posted } = open();
+  app.receive({
+    type: "models",
+    models: [{ id: "m1", name: "Model One", reasoning: true }, { id: "m2", name: "Plain", reasoning: false }],
+    modelId: "m1",
+    thinkingLevel: "high",
+  });
+  const model = doc.querySelector("select[aria-label='Model']") as HTMLSelectElement;
+  const thinking = doc.querySelector("select[aria-label='Thinking level']") as HTMLSelectElement;
+  assert.equal(model.value, "m1");
+  assert.equal(thinking.value, "high");
+  thinking.value = "low";
+  thinking.dispatchEvent(new doc.defaultView!.Event("change"));
+  model.value = "m2";
+  model.dispatchEvent(new doc.defaultView!.Event("change"));
+  assert.deepEqual(posted.slice(-2), [{ type: "setModel", thinkingLevel: "low" }, { type: "setModel", modelId: "m2" }]);
+  app.receive({ type: "models", models: [{ id: "m2", name: "Plain", reasoning: false }], modelId: "m2", thinkingLevel: "off" });
+  assert.deepEqual(Array.from(thinking.options).map((o) => o.value), ["off"]);
+});
+
+test("without an API key the chat says how to set one and that compaction works offline", () => {
+  const { doc, app } = open();
+  app.receive({ type: "state", state: { ...base, notice: "noApiKey" } });
+  const notice = doc.querySelector("[aria-label='no API key']")?.textContent ?? "";
+  assert.match(notice, /ANTHROPIC_API_KEY/);
+  assert.match(notice, /auth\.json/);
+  assert.match(notice, /compaction/i);
+});
+
+test("older messages load from the top; an unchanged message keeps its article across redraws", () => {
+  const { doc, app, posted, button } = open();
+  const messages = [{ key: "u1", kind: "user" as const, text: "hi" }];
+  app.receive({ type: "state", state: { ...base, messages, hasMore: true } });
+  const first = doc.querySelector("article");
+  button("Load older messages").click();
+  assert.deepEqual(posted.at(-1), { type: "loadOlder" });
+  button("Load older messages").click();
+  assert.equal(posted.filter((m) => m.type === "loadOlder").length, 1, "one page at a time");
+  app.receive({ type: "state", state: { ...base, messages: [{ key: "u0", kind: "user", text: "older" }, ...messages] } });
+  assert.equal(doc.querySelectorAll("article")[1], first);
+  assert.equal(doc.querySelector("button.older"), null);
+});

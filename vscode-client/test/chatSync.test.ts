@@ -1,0 +1,81 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ChatSync } from "../src/chatSync";
+
+type Json = Record<string, unknown>;
+const user = (id: string, text: string): Json => ({ type: "message", id, message: { role: "user", content: text } });
+
+/** A requester answering from a table, recording each request; `gate` holds a method's answer until released. */
+function fakeServer(answers: Record<string, (params: Json) => unknown>) {
+  const requests: [string, Json][] = [];
+  const gates = new Map<string, () => void>();
+  const request = async <T>(method: string, params: object): Promise<T> => {
+    requests.push([method, params as Json]);
+    const gate = gates.get(method);
+    if (gate) await new Promise<void>((release) => gates.set(method, release));
+    return answers[method](params as Json) as T;
+  };
+  return { request, requests, gates };
+}
+
+test("load draws the last page and the run in progress, then applies only newer events", async () => {
+  const server = fakeServer({
+    "pi/getRunState": () => ({
+      running: true,
+      seq: 7,
+      partial: { role: "assistant", content: [{ type: "text", text: "Hal" }] },
+      tools: [],
+      queue: { steering: ["also this"], followUp: [] },
+    }),
+    "pi/getBranch": () => ({ entries: [user("u2", "two")], hasMore: true }),
+  });
+  const sync = new ChatSync(server.request, 1);
+  await sync.load();
+  assert.deepEqual(server.requests, [["pi/getRunState", {}], ["pi/getBranch", { limit: 1 }]]);
+  assert.equal(sync.running, true);
+  assert.equal(sync.hasMore, true);
+  assert.deepEqual(sync.queue, { steering: ["also this"], followUp: [] });
+  assert.deepEqual(sync.transcript.messages.map((m) => m.text), ["two", "Hal"]);
+  // seq 7 is already in the run state; 8 continues the reply.
+  assert.equal(sync.onEvent(7, { type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "XX" } }), false);
+  assert.equal(sync.onEvent(8, { type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "lo" } }), true);
+  assert.equal(sync.transcript.messages[1].text, "Hallo");
+  assert.equal(sync.onEvent(9, { type: "queue_update", steering: [], followUp: ["later"] }), true);
+  assert.deepEqual(sync.queue, { steering: [], followUp: ["later"] });
+  sync.onEvent(10, { type: "agent_end" });
+  assert.equal(sync.running, false);
+});
+
+test("older pages load before the first entry drawn, until there are no more", async () => {
+  const server = fakeServer({
+    "pi/getRunState": () => ({ running: false, seq: 0, tools: [] }),
+    "pi/getBranch": (params) =>
+      params.beforeId === "u2" ? { entries: [user("u1", "one")], hasMore: false } : { entries: [user("u2", "two")], hasMore: true },
+  });
+  const sync = new ChatSync(server.request, 1);
+  await sync.load();
+  assert.equal(await sync.loadOlder(), true);
+  assert.deepEqual(server.requests.at(-1), ["pi/getBranch", { beforeId: "u2", limit: 1 }]);
+  assert.deepEqual(sync.transcript.messages.map((m) => m.key), ["u1", "u2"]);
+  assert.equal(sync.hasMore, false);
+  assert.equal(await sync.loadOlder(), false);
+  assert.equal(server.requests.length, 3);
+});
+
+test("events arriving during a load wait for it and are applied after, each once", async () => {
+  const server = fakeServer({
+    "pi/getRunState": () => ({ running: true, seq: 3, tools: [] }),
+    "pi/getBranch": () => ({ entries: [user("u1", "hi")] }),
+  });
+  server.gates.set("pi/getBranch", () => undefined);
+  const sync = new ChatSync(server.request);
+  const loading = sync.load();
+  await new Promise((resolve) => setImmediate(resolve));
+  // The reply was written between the two requests: the branch holds it and the events replay it.
+  assert.equal(sync.onEvent(3, { type: "agent_start" }), false);
+  assert.equal(sync.onEvent(4, { type: "message_start", message: { role: "user", content: "hi" } }), false);
+  assert.equal(sync.onEvent(5, { type: "message_end", entryId: "u1", message: { role: "user", content: "hi" } }), false);
+  server.gates.get("pi/getBranch")!();
+  await loading;
+  assert.deepEqual(sync.transcript.messages.map((m) => m.key), ["u1"]);
+});
