@@ -188,3 +188,11 @@ test("older messages load from the top; an unchanged message keeps its article a
   assert.equal(doc.querySelectorAll("article")[1], first);
   assert.equal(doc.querySelector("button.older"), null);
 });
+
+test("Open in Chat focuses the message's article", () => {
+  const { doc, app } = open();
+  app.receive({ type: "state", state: { ...base, messages: [{ key: "u1", kind: "user", text: "hi" }, { key: "a1", kind: "assistant", text: "yo" }] } });
+  app.receive({ type: "reveal", entryId: "a1" });
+  assert.equal(doc.activeElement?.getAttribute("aria-label"), "assistant message");
+  assert.equal((doc.activeElement as HTMLElement).dataset.entryId, "a1");
+});
