@@ -128,19 +128,22 @@ class Runner:
             if retryable and await self._retry(last):
                 last = await self._loop(())
                 continue
-            if self.compaction is None or self.abort_event.is_set():
-                break
-            decision = await self.compaction.check(last)
-            if decision is None:
-                break
+            compaction = None if self.abort_event.is_set() else self.compaction
+            decision = await compaction.check(last) if compaction is not None else None
+            if compaction is None or decision is None:
+                late = self._queued_while_finishing(last)
+                if not late:
+                    break
+                last = await self._loop(late)
+                continue
             if decision.exhausted:
-                self.compaction.exhausted(decision.reason)
+                compaction.exhausted(decision.reason)
                 break
             if decision.will_retry and self.context and self.context[-1].get("role") == "assistant":
                 self.context.pop()  # the overflow error stays in the file, not in the context
-            done = await self.compaction.compact(decision.reason, decision.will_retry)
+            done = await compaction.compact(decision.reason, decision.will_retry)
             if done:
-                self.context[:] = await self.compaction.reload()
+                self.context[:] = await compaction.reload()
             if decision.will_retry and done:
                 tail = self.context[-1] if self.context else {}
                 if tail.get("role") == "assistant" and tail.get("stopReason") == "error":
@@ -156,6 +159,14 @@ class Runner:
         final = last or {}
         error = final.get("errorMessage")
         return RunResult(final.get("stopReason"), error if isinstance(error, str) else None, self.entry_ids)
+
+    def _queued_while_finishing(self, last: Message) -> list[Message]:
+        """Messages queued after the loop's last look at the queues, while this run was finishing
+        (the compaction check): pi, no longer streaming by then, would have started a run with them,
+        so they run now rather than wait unseen for the next prompt. Not after an abort or error."""
+        if self.abort_event.is_set() or last.get("stopReason") in ("aborted", "error"):
+            return []
+        return self.queues.take_steering() or self.queues.take_follow_up()
 
     async def _loop(self, prompts: Sequence[Message]) -> Message | None:
         if not prompts and (not self.context or self.context[-1].get("role") == "assistant"):
