@@ -81,7 +81,7 @@ def get_tree(
     """The whole tree (folded into linear segments with ``fold``), or with ``parentId`` one level."""
     if isinstance(parent_id, Unset):
         if fold:
-            return wire.folded_tree(manager.get_tree(), manager.leaf_id), None
+            return wire.folded_tree(manager.index, manager.leaf_id), None
         return wire.tree_result(manager, manager.leaf_id, flat), None
     if parent_id is not None:
         _record(manager, parent_id)

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from pi_lsp.session import SessionManager
-from pi_lsp.session.index import SessionIndex, TreeNode, timestamp_key
+from pi_lsp.session.index import SessionIndex, TreeNode, record_time_key
 from pi_lsp.session.jsonl import dumps_compact, loads_line
 from pi_lsp.session.records import EntryRecord
 from pi_lsp.session.view import ContextView
@@ -99,7 +99,11 @@ def context_result(view: ContextView) -> dict[str, Any]:
 
 
 def node_fields(node: TreeNode) -> dict[str, Any]:
-    record = node.record
+    return record_fields(node.record, node.label)
+
+
+def record_fields(record: EntryRecord, label: str | None) -> dict[str, Any]:
+    """A node of the flat form without ``childIds``."""
     fields: dict[str, Any] = {
         "id": record.id,
         "parentId": record.parent_id,
@@ -110,9 +114,14 @@ def node_fields(node: TreeNode) -> dict[str, Any]:
         fields["role"] = record.role
     if record.preview is not None:
         fields["preview"] = record.preview
-    if node.label is not None:
-        fields["label"] = node.label
+    if label is not None:
+        fields["label"] = label
     return fields
+
+
+def label_of(index: SessionIndex, record: EntryRecord) -> str | None:
+    label = index.labels.get(record.id) if record.id is not None else None
+    return label[0] if label is not None else None
 
 
 def _preorder(roots: Sequence[TreeNode]) -> Iterator[TreeNode]:
@@ -166,13 +175,56 @@ def flat_tree(roots: Sequence[TreeNode]) -> tuple[list[str | None], orjson.Fragm
     return [root.record.id for root in roots], orjson.Fragment(data)
 
 
-def folded_tree(roots: Sequence[TreeNode], leaf_id: str | None) -> dict[str, Any]:
+def folded_tree(index: SessionIndex, leaf_id: str | None) -> dict[str, Any]:
     """The tree with each linear chain folded into one segment (depth-first, children in pi's order).
 
     A segment starts at a root or at a child of a node with several children and goes down while a
     node has exactly one child; it carries its ``length``, its ``first`` and ``last`` nodes, the
-    labels inside it, and ``childIds``: the segments that start under its last node.
+    labels inside it, and ``childIds``: the segments that start under its last node. Costs
+    O(segments) from the chains the index keeps (O(n) when parent links point forwards).
     """
+    segments = index.segments()
+    if segments is None:
+        return folded_nodes(index.tree(), leaf_id)
+    labels: dict[EntryRecord, list[tuple[int, str, str | None]]] = {}
+    for target, (label, _timestamp) in index.labels.items():
+        record = index.by_id.get(target)
+        if record is not None:
+            segment, depth = segments.locate(record)
+            labels.setdefault(segment.first, []).append((depth, target, label))
+    leaf = index.by_id.get(leaf_id) if leaf_id is not None else None
+    leaf_segment = segments.locate(leaf)[0].first.id if leaf is not None else None
+    roots = index.root_records()
+    folded: list[dict[str, Any]] = []
+    stack = list(reversed(roots))
+    while stack:
+        segment = segments.by_first[stack.pop()]
+        first, last = segment.first, segment.last
+        children = index.tree_children(last)
+        inside = sorted(labels.get(first, ()), key=lambda item: item[0])
+        folded.append(
+            {
+                "id": first.id,
+                "parentId": first.parent_id,
+                "length": len(segment.records),
+                "first": record_fields(first, label_of(index, first)),
+                "last": record_fields(last, label_of(index, last)),
+                "labels": [{"id": entry_id, "label": label} for _depth, entry_id, label in inside],
+                "childIds": [child.id for child in children],
+            }
+        )
+        stack.extend(reversed(children))
+    return {
+        "leafId": leaf_id,
+        "format": "folded",
+        "rootIds": [root.id for root in roots],
+        "leafSegmentId": leaf_segment,
+        "segments": orjson.Fragment(dumps(folded)),
+    }
+
+
+def folded_nodes(roots: Sequence[TreeNode], leaf_id: str | None) -> dict[str, Any]:
+    """:func:`folded_tree` from a built tree (for trees whose parent links point forwards)."""
     segments: list[dict[str, Any]] = []
     leaf_segment: str | None = None
     stack = list(reversed(roots))
@@ -213,17 +265,12 @@ def folded_tree(roots: Sequence[TreeNode], leaf_id: str | None) -> dict[str, Any
 def children_result(index: SessionIndex, leaf_id: str | None, parent_id: str | None) -> dict[str, Any]:
     """``pi/getTree`` with ``parentId``: one level of the tree, each node with its ``childCount``."""
     records = index.root_records() if parent_id is None else index.child_records(parent_id)
-    nodes = [TreeNode(record) for record in records]
-    if len(nodes) > 1 and parent_id is not None:
-        nodes.sort(key=timestamp_key)
-    labels = index.labels
+    if len(records) > 1 and parent_id is not None:
+        records.sort(key=record_time_key)
     children = []
-    for node in nodes:
-        label = labels.get(node.record.id) if node.record.id is not None else None
-        if label is not None:
-            node.label = label[0]
-        fields = node_fields(node)
-        fields["childCount"] = index.child_count(node.record)
+    for record in records:
+        fields = record_fields(record, label_of(index, record))
+        fields["childCount"] = index.child_count(record)
         children.append(fields)
     return {"leafId": leaf_id, "parentId": parent_id, "children": orjson.Fragment(dumps(children))}
 

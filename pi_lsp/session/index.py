@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from pi_lsp.jscompat import iso_to_ms
 from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.records import EntryRecord
+from pi_lsp.session.segments import ChainSegments
 
 
 @dataclass(slots=True)
@@ -19,6 +21,9 @@ class TreeNode:
     children: list[TreeNode] = field(default_factory=list)
     label: str | None = None
     label_timestamp: Any = None
+
+
+_CHILDREN = attrgetter("children")
 
 
 class SessionIndex:
@@ -34,18 +39,60 @@ class SessionIndex:
         # child, so the first is kept alone and only further children get a list.
         self._first_child: dict[str, EntryRecord] = {}
         self._more_children: dict[str, list[EntryRecord]] = {}
+        # The roots by position in file order, and the positions of roots whose parent id is not
+        # known yet (they stop being roots when an entry with that id arrives).
+        self._roots: dict[int, EntryRecord] = {}
+        self._orphans: dict[str, list[int]] = {}
+        # True once a parent link may point forwards in file order (a duplicate id, or an orphan
+        # adopted later): only then can the tree have cycles or children move between nodes.
+        self.forward_links = False
+        self._segments: ChainSegments | None = ChainSegments(self.parent_of)
 
     def add(self, record: EntryRecord) -> None:
+        position = len(self.records)
         self.records.append(record)
+        by_id = self.by_id
+        entry_id = record.id
         parent_id = record.parent_id
-        if (
-            parent_id is not None
-            and parent_id != record.id
-            and self._first_child.setdefault(parent_id, record) is not record
-        ):
-            self._more_children.setdefault(parent_id, []).append(record)
-        if record.id is not None:
-            self.by_id[record.id] = record
+        parent: EntryRecord | None = None
+        first: EntryRecord | None = None
+        siblings = 0  # children the parent's id had before this one
+        if parent_id is not None and parent_id != entry_id:
+            parent = by_id.get(parent_id)
+            first = self._first_child.setdefault(parent_id, record)
+            if first is not record:
+                more = self._more_children.get(parent_id)
+                if more is None:
+                    self._more_children[parent_id] = [record]
+                    siblings = 1
+                else:
+                    siblings = 1 + len(more)
+                    more.append(record)
+            if parent is None:
+                self._orphans.setdefault(parent_id, []).append(position)
+        if parent is None:
+            self._roots[position] = record
+        if entry_id is not None:
+            if entry_id in by_id:
+                self.forward_links = True
+            elif self._orphans:
+                adopted = self._orphans.pop(entry_id, None)
+                if adopted is not None:
+                    self.forward_links = True
+                    for orphan in adopted:
+                        del self._roots[orphan]
+            by_id[entry_id] = record
+        segments = self._segments
+        if segments is not None:
+            if self.forward_links:
+                self._segments = None
+            elif parent is None or siblings >= 2:
+                segments.start(record)
+            elif siblings == 0:
+                segments.extend(parent, record)
+            else:
+                assert first is not None
+                segments.branch(parent, first, record)
         if record.type == "label" and isinstance(record.target_id, str):
             if record.label:
                 # Like a JS Map: updating a key keeps its position, deleting and re-adding moves it.
@@ -112,16 +159,29 @@ class SessionIndex:
 
     def root_records(self) -> list[EntryRecord]:
         """Records with a null, own or unknown parent, in file order (the roots of :meth:`tree`)."""
-        by_id = self.by_id
-        return [
-            record
-            for record in self.records
-            if record.parent_id is None or record.parent_id == record.id or record.parent_id not in by_id
-        ]
+        return list(self._roots.values())
 
     def children_of(self, parent_id: str | None) -> list[EntryRecord]:
         """Records whose parentId is ``parent_id``, in file order (pi's ``getChildren``)."""
         return [record for record in self.records if record.parent_id == parent_id]
+
+    def tree_children(self, record: EntryRecord) -> list[EntryRecord]:
+        """The children of ``record`` in :meth:`tree`, in pi's order (timestamp, then file order)."""
+        entry_id = record.id
+        if entry_id is None or self.by_id.get(entry_id) is not record:
+            return []
+        children = self.child_records(entry_id)
+        if len(children) > 1:
+            children.sort(key=record_time_key)
+        return children
+
+    def parent_of(self, record: EntryRecord) -> EntryRecord | None:
+        parent_id = record.parent_id
+        return self.by_id.get(parent_id) if parent_id is not None and parent_id != record.id else None
+
+    def segments(self) -> ChainSegments | None:
+        """The linear chains of the tree (kept on append); None once a parent link points forwards."""
+        return self._segments
 
     @gc_paused()
     def tree(self) -> list[TreeNode]:
@@ -130,6 +190,32 @@ class SessionIndex:
         Roots are entries with a null, own or unknown parent. Unlike pi, entries caught in a parent
         cycle are not lost: the first of each cycle in file order becomes a root.
         """
+        segments = self._segments
+        if segments is None:
+            return self._tree_with_forward_links()
+        # Chain by chain: a chain's nodes each hold the next; the last holds the heads of the chains
+        # below it (only entries with several children end a chain before a leaf).
+        nodes_of: dict[EntryRecord, list[TreeNode]] = {}
+        for first, segment in segments.by_first.items():
+            nodes = [TreeNode(record, []) for record in segment.records]
+            following = iter(nodes)
+            next(following)
+            for _ in map(list.append, map(_CHILDREN, nodes), following):
+                pass
+            nodes_of[first] = nodes
+        for last, segment in segments.by_last.items():
+            children = self.tree_children(last)
+            if children:
+                nodes_of[segment.first][-1].children = [nodes_of[child][0] for child in children]
+        for target, (label, timestamp) in self.labels.items():
+            record = self.by_id.get(target)
+            if record is not None:
+                segment, depth = segments.locate(record)
+                node = nodes_of[segment.first][depth]
+                node.label, node.label_timestamp = label, timestamp
+        return [nodes_of[root][0] for root in self._roots.values()]
+
+    def _tree_with_forward_links(self) -> list[TreeNode]:
         labels = self.labels
         nodes = [TreeNode(record, []) for record in self.records]
         node_by_id: dict[str, TreeNode] = {}
@@ -190,6 +276,11 @@ class SessionIndex:
                 stack.extend(current.children)
 
 
-def timestamp_key(node: TreeNode) -> tuple[int, float]:
-    millis = iso_to_ms(node.record.timestamp)
+def record_time_key(record: EntryRecord) -> tuple[int, float]:
+    """pi's order of siblings: by timestamp, entries without a readable one last (stable sort)."""
+    millis = iso_to_ms(record.timestamp)
     return (0, float(millis)) if millis is not None else (1, 0.0)
+
+
+def timestamp_key(node: TreeNode) -> tuple[int, float]:
+    return record_time_key(node.record)
