@@ -190,15 +190,15 @@ def folded_tree(index: SessionIndex, leaf_id: str | None) -> dict[str, Any]:
     for target, (label, _timestamp) in index.labels.items():
         record = index.by_id.get(target)
         if record is not None:
-            segment, depth = segments.locate(record)
-            labels.setdefault(segment.first, []).append((depth, target, label))
+            first = segments.segment_of(record).first
+            labels.setdefault(first, []).append((segments.depth(record), target, label))
     leaf = index.by_id.get(leaf_id) if leaf_id is not None else None
-    leaf_segment = segments.locate(leaf)[0].first.id if leaf is not None else None
+    leaf_segment = segments.segment_of(leaf).first.id if leaf is not None else None
     roots = index.root_records()
     folded: list[dict[str, Any]] = []
     stack = list(reversed(roots))
     while stack:
-        segment = segments.by_first[stack.pop()]
+        segment = segments.segment_of(stack.pop())
         first, last = segment.first, segment.last
         children = index.tree_children(last)
         inside = sorted(labels.get(first, ()), key=lambda item: item[0])

@@ -46,7 +46,7 @@ class SessionIndex:
         # True once a parent link may point forwards in file order (a duplicate id, or an orphan
         # adopted later): only then can the tree have cycles or children move between nodes.
         self.forward_links = False
-        self._segments: ChainSegments | None = ChainSegments(self.parent_of)
+        self._segments: ChainSegments | None = ChainSegments()
 
     def add(self, record: EntryRecord) -> None:
         position = len(self.records)
@@ -105,8 +105,38 @@ class SessionIndex:
             self.assistant_count += 1
 
     def extend(self, records: Iterable[EntryRecord]) -> None:
+        """:meth:`add` each record; the usual one (a message continuing a chain) without the call."""
+        add = self.add
+        in_file = self.records.append
+        by_id = self.by_id
+        first_child = self._first_child
+        orphans = self._orphans
         for record in records:
-            self.add(record)
+            segments = self._segments
+            entry_id = record.id
+            parent_id = record.parent_id
+            if (
+                segments is None
+                or entry_id is None
+                or parent_id is None
+                or record.type != "message"
+                or entry_id in by_id
+                or parent_id in first_child
+                or (orphans and entry_id in orphans)
+            ):
+                add(record)
+                continue
+            parent = by_id.get(parent_id)
+            if parent is None:
+                add(record)
+                continue
+            in_file(record)
+            first_child[parent_id] = record
+            by_id[entry_id] = record
+            chain = record.chain = parent.chain  # segments.extend(parent, record), inlined
+            chain.records.append(record)
+            if record.role == "assistant":
+                self.assistant_count += 1
 
     @property
     def session_name(self) -> str | None:
@@ -175,10 +205,6 @@ class SessionIndex:
             children.sort(key=record_time_key)
         return children
 
-    def parent_of(self, record: EntryRecord) -> EntryRecord | None:
-        parent_id = record.parent_id
-        return self.by_id.get(parent_id) if parent_id is not None and parent_id != record.id else None
-
     def segments(self) -> ChainSegments | None:
         """The linear chains of the tree (kept on append); None once a parent link points forwards."""
         return self._segments
@@ -203,15 +229,14 @@ class SessionIndex:
             for _ in map(list.append, map(_CHILDREN, nodes), following):
                 pass
             nodes_of[first] = nodes
-        for last, segment in segments.by_last.items():
-            children = self.tree_children(last)
+        for first, segment in segments.by_first.items():
+            children = self.tree_children(segment.last)
             if children:
-                nodes_of[segment.first][-1].children = [nodes_of[child][0] for child in children]
+                nodes_of[first][-1].children = [nodes_of[child][0] for child in children]
         for target, (label, timestamp) in self.labels.items():
             record = self.by_id.get(target)
             if record is not None:
-                segment, depth = segments.locate(record)
-                node = nodes_of[segment.first][depth]
+                node = nodes_of[segments.segment_of(record).first][segments.depth(record)]
                 node.label, node.label_timestamp = label, timestamp
         return [nodes_of[root][0] for root in self._roots.values()]
 

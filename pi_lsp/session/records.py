@@ -104,6 +104,7 @@ class EntryRecord:
         "_body",
         "_head",
         "_preview",
+        "chain",
         "first_kept",
         "id",
         "label",
@@ -141,6 +142,7 @@ class EntryRecord:
         self.first_kept: Any = None
         self.thinking_level: Any = None
         self.message_start = -1
+        self.chain: Any = None  # the tree index's linear chain holding this record (segments.py)
         if self.type == "message":
             message = obj.get("message")
             if isinstance(message, dict):
