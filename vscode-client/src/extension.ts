@@ -39,6 +39,7 @@ async function reportNoServer(error: ServerNotFoundError): Promise<void> {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("pi");
   const gauge = new ContextGauge();
+  gauge.show(undefined);
   const running = (): LanguageClient => {
     if (!client) throw new Error("pi-lsp is not running.");
     return client;

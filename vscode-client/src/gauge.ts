@@ -1,4 +1,4 @@
-/** The status-bar context gauge: `pi NN%`, warning colours near the threshold, click → Compact…. */
+/** The status-bar context gauge, always shown: `pi NN%`, warning colours near the threshold, click → Compact…. */
 import * as vscode from "vscode";
 import { ContextUsage, gaugeView } from "./gaugeModel";
 
@@ -10,12 +10,17 @@ export class ContextGauge implements vscode.Disposable {
     this.item.name = "pi context";
   }
 
-  /** Show the usage of the open session; `undefined` hides the gauge (no session). */
+  /** Show the usage of the open session; `undefined`: no session (the gauge stays, offering to open one). */
   show(usage: ContextUsage | undefined): void {
     if (usage === undefined) {
-      this.item.hide();
+      this.item.text = "pi —";
+      this.item.tooltip = "No pi session open. Click to open one.";
+      this.item.command = "pi.openSession";
+      this.item.backgroundColor = undefined;
+      this.item.show();
       return;
     }
+    this.item.command = "pi.compact";
     const reserve = vscode.workspace.getConfiguration("pi").get<number>("compaction.reserveTokens", 16384);
     const view = gaugeView(usage, reserve);
     this.item.text = view.text;
