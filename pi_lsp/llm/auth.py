@@ -64,12 +64,28 @@ def key_from_auth_file(path: Path) -> str | None:
     return os.environ.get(value) or value
 
 
+def _find_key(directory: Path | None) -> tuple[str, str] | None:
+    """The key and where it was found (the variable's name or ``auth.json``), or None."""
+    key = os.environ.get(API_KEY_ENV, "").strip()
+    if key:
+        return key, API_KEY_ENV
+    key = key_from_auth_file((directory or agent_dir()) / AUTH_FILE) or ""
+    if key:
+        return key, AUTH_FILE
+    return None
+
+
 def anthropic_api_key(directory: Path | None = None) -> str | None:
     """``$ANTHROPIC_API_KEY``, else the key in ``<agentDir>/auth.json``; None when neither exists."""
-    key = os.environ.get(API_KEY_ENV, "").strip()
-    if not key:
-        key = key_from_auth_file((directory or agent_dir()) / AUTH_FILE) or ""
-    if not key:
+    found = _find_key(directory)
+    if found is None:
         return None
-    register_secret(key)
-    return key
+    register_secret(found[0])
+    return found[0]
+
+
+def anthropic_api_key_source(directory: Path | None = None) -> str | None:
+    """Where the key would come from (``ANTHROPIC_API_KEY`` or ``auth.json``), never the key itself:
+    for health reports that must say whether a key is set without showing it."""
+    found = _find_key(directory)
+    return found[1] if found is not None else None

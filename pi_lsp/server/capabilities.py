@@ -46,6 +46,7 @@ IMPLEMENTED_METHODS = (
     "pi/getSessionStats",
     "pi/getCommands",
     "pi/bash",
+    "pi/getServerStatus",
 )
 NOTIFICATIONS = (
     "pi/sessionChanged",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
+from pi_lsp.server.capabilities import IMPLEMENTED_METHODS, PROTOCOL_VERSION
 from pi_lsp.server.chat_handlers import CHAT_METHODS
 from pi_lsp.server.context import Context, Handler
 from pi_lsp.server.params import Params
@@ -17,6 +17,7 @@ from pi_lsp.service import entries as ops
 from pi_lsp.service.errors import InvalidParams, NotAvailable
 from pi_lsp.service.progress import Progress
 from pi_lsp.service.prompt import resolve_cwd
+from pi_lsp.service.status import server_status
 
 # ------------------------------------------------------------------------------ Sessions
 
@@ -179,6 +180,11 @@ async def list_skills(ctx: Context, p: Params) -> Any:
     return await ctx.service.prompt.list_skills(ctx.client, where)
 
 
+async def get_server_status(ctx: Context, p: Params) -> Any:
+    watching = await ctx.service.prompt.watch_status(ctx.client)
+    return await server_status(ctx.client.settings, watching, PROTOCOL_VERSION)
+
+
 def _opt_string_list(p: Params, name: str) -> list[str] | None:
     value = p.data.get(name)
     if value is None:
@@ -226,6 +232,7 @@ METHODS: dict[str, Handler] = {
     "pi/getSystemPrompt": get_system_prompt,
     "pi/listSkills": list_skills,
     **CHAT_METHODS,
+    "pi/getServerStatus": get_server_status,
 }
 assert tuple(METHODS) == IMPLEMENTED_METHODS, "keep capabilities.IMPLEMENTED_METHODS in sync"
 METHODS.update({method: _reserved(method, part) for method, part in RESERVED_METHODS.items()})

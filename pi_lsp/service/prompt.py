@@ -227,6 +227,19 @@ class PromptService:
                 roots.setdefault(os.path.normpath(os.path.abspath(session.manager.cwd)))
         return list(roots)
 
+    async def watch_status(self, client: Client) -> dict[str, Any]:
+        """What is watched for ``client``: the backend, its roots and the prompt files of its builds
+        (once the roots added before the call are watched)."""
+        await self.settled()
+        watcher = self.watcher
+        watched = set(watcher.roots()) if watcher is not None else set()
+        builds = self._state(client).builds.values()
+        return {
+            "backend": watcher.backend_name if watcher is not None else None,
+            "roots": [root for root in self.roots(client) if root in watched],
+            "files": sorted({path for build in builds for path in build.files}),
+        }
+
     def _lock(self, root: str) -> asyncio.Lock:
         lock = self._root_locks.get(root)
         if lock is None:

@@ -46,6 +46,7 @@ M.methods = {
   get_session_stats = "pi/getSessionStats",
   get_commands = "pi/getCommands",
   bash = "pi/bash",
+  get_server_status = "pi/getServerStatus",
 }
 
 --- JSON-RPC error codes of the contract.
