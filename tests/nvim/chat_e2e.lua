@@ -6,7 +6,12 @@ local handle = assert(io.open(os.getenv("PI_NVIM_TEST_CONFIG"), "r"))
 local cfg = decode(handle:read("*a"))
 handle:close()
 
-local out = { asked = {} }
+local out = { asked = {}, messages = {} }
+local real_notify = vim.notify
+vim.notify = function(msg, level)
+  table.insert(out.messages, msg)
+  return real_notify(msg, level)
+end
 local function finish()
   local f = assert(io.open(cfg.out, "w"))
   f:write(encode(out))

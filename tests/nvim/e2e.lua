@@ -159,6 +159,12 @@ local function main()
     return tree_buf ~= -1 and vim.api.nvim_buf_line_count(tree_buf) > 1
   end, 20)
   if R.tree_ok then
+    -- pi's default filter leaves the label and session_info entries out; `a` shows every entry
+    R.tree_default_lines = vim.api.nvim_buf_get_lines(tree_buf, 0, -1, false)
+    vim.cmd("execute \"normal a\"")
+    vim.wait(5000, function()
+      return vim.api.nvim_buf_line_count(tree_buf) > #R.tree_default_lines
+    end, 20)
     R.tree_lines = vim.api.nvim_buf_get_lines(tree_buf, 0, -1, false)
     R.tree_ids = {}
     for i = 1, #R.tree_lines do

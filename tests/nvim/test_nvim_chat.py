@@ -55,7 +55,7 @@ async def test_chat_streams_approves_and_stops(tmp_path: Path) -> None:
             output, _ = await asyncio.wait_for(nvim.communicate(), 90)
             assert nvim.returncode == 0, output.decode(errors="replace")[-2000:]
             seen = json.loads(out.read_text())
-            assert "error" not in seen, seen.get("error")
+            assert "error" not in seen, (seen.get("error"), seen.get("messages"))
             requests = len(fake.requests)
         messages = [e["message"] for e in ws.entries() if e["type"] == "message"]
     finally:

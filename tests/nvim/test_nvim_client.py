@@ -308,6 +308,9 @@ def test_tree_and_context_buffers(run: dict[str, Any]) -> None:
     assert run["tree_ok"], run.get("_output")
     lines = run["tree_lines"]
     tree_ids = run["tree_ids"]
+    default = run["tree_default_lines"]
+    assert len(default) == 6 and not any("session_info" in line or "label: " in line for line in default)
+    assert "user: hello from neovim  [start]" in default[0]  # labels still show on their targets
     assert len(lines) == len(tree_ids) == 8
     assert set(tree_ids) == {ids[k] for k in ("u1", "a1", "label", "u2", "a2", "u3", "a3", "name")}
     assert "session_info: nvim e2e" in lines[tree_ids.index(ids["name"])]

@@ -1,5 +1,7 @@
--- The chat buffer (:PiChat): the active session's branch, replies streamed from `pi/event`, a prompt
--- area below a marker line, and approvals (`pi/requestApproval`) asked through vim.ui.select.
+-- The chat buffer (:PiChat): the active session's branch, replies streamed from `pi/event` (thinking
+-- and tool output folded, bash output live), a prompt area below a marker line, and approvals
+-- (`pi/requestApproval`) asked through vim.ui.select. Actions on the message under the cursor are in
+-- pi.chat_actions.
 local M = {}
 
 local api = vim.api
@@ -9,12 +11,28 @@ local function pi()
 end
 
 M.marker = "---- prompt: <CR> (normal) / <C-s> (insert) sends, <C-c> stops ----"
-M.keys = { send_normal = "<CR>", send_insert = "<C-s>", stop = "<C-c>" }
+M.keys = {
+  send_normal = "<CR>",
+  send_insert = "<C-s>",
+  stop = "<C-c>",
+  follow_up = "g<CR>", -- queue as a follow-up (delivered when the agent would stop)
+  next_message = "]]",
+  prev_message = "[[",
+  yank_code = "gy",
+  edit_resend = "<LocalLeader>e",
+  branch_here = "<LocalLeader>b",
+  fork_here = "<LocalLeader>f",
+}
+
+--- Lines starting with this are folded (thinking, tool output): the fold expression reads only text.
+M.fold_prefix = "┆ "
+local FOLD_EXPR = "getline(v:lnum)=~'^┆'?(getline(v:lnum-1)=~'^┆'?1:'>1'):0"
 
 local ns = api.nvim_create_namespace("pi_chat")
 
--- bufnr -> { session = id, mark = extmark id of the marker line, live = row of the reply being
--- streamed or nil, text = its text so far, running = bool }
+-- bufnr -> { session, mark (marker line), live (row of the reply being streamed), text, thinking,
+-- running, in_flight (our pi/prompt is unanswered), tools = { [toolCallId] = { mark, count } },
+-- entries = { [extmark id] = {id, role} } }
 local chats = {}
 
 local function split(text)
@@ -42,9 +60,43 @@ local function one_line(text, max)
   return text
 end
 
+--- `text` as folded lines under a visible-when-folded `title`.
+local function folded(title, text)
+  local lines = { M.fold_prefix .. title }
+  for _, line in ipairs(split(vim.trim(text or ""))) do
+    table.insert(lines, M.fold_prefix .. line)
+  end
+  return lines
+end
+
 local function tool_line(name, args)
   local shown = type(args) == "table" and (args.command or args.path) or nil
   return string.format("> tool `%s` %s", name or "?", one_line(shown or pi().json_encode(args or {}), 100))
+end
+
+local function thinking_text(content)
+  local parts = {}
+  for _, block in ipairs(type(content) == "table" and content or {}) do
+    if block.type == "thinking" and (block.thinking or "") ~= "" then
+      table.insert(parts, block.thinking)
+    end
+  end
+  return table.concat(parts, "\n")
+end
+
+local function tool_result_lines(name, text, is_error, running)
+  local first = split(vim.trim(text or ""))[1] or ""
+  local head
+  if running then
+    head = string.format("> running %s: %s", name or "", one_line(first, 100))
+  else
+    head = string.format("> %s %s: %s", is_error and "failed" or "result", name or "", one_line(first, 100))
+  end
+  local lines = { head }
+  if vim.trim(text or "") ~= "" then
+    vim.list_extend(lines, folded("output", text))
+  end
+  return lines
 end
 
 --- Markdown lines for one message of the branch (as stored or as sent in a pi/event).
@@ -54,6 +106,10 @@ function M.message_lines(message)
     return vim.list_extend({ "## You", "" }, vim.list_extend(split(block_text(message.content)), { "" }))
   elseif role == "assistant" then
     local lines = { "## Assistant", "" }
+    local thinking = thinking_text(message.content)
+    if thinking ~= "" then
+      vim.list_extend(lines, folded("thinking", thinking))
+    end
     local text = block_text(message.content)
     if text ~= "" then
       vim.list_extend(lines, split(text))
@@ -69,8 +125,29 @@ function M.message_lines(message)
     table.insert(lines, "")
     return lines
   elseif role == "toolResult" then
-    local first = split(block_text(message.content))[1] or ""
-    return { string.format("> %s %s: %s", message.isError and "failed" or "result", message.toolName or "", one_line(first, 100)), "" }
+    local lines = tool_result_lines(message.toolName, block_text(message.content), message.isError)
+    table.insert(lines, "")
+    return lines
+  elseif role == "bashExecution" then
+    local lines = tool_result_lines("$ " .. tostring(message.command or ""), message.output, (message.exitCode or 0) ~= 0)
+    table.insert(lines, "")
+    return lines
+  elseif role == "compactionSummary" or role == "branchSummary" then
+    local lines = folded(role == "compactionSummary" and "compaction summary" or "branch summary", message.summary)
+    table.insert(lines, "")
+    return lines
+  end
+  return {}
+end
+
+--- Lines for a stored entry: messages, and compaction / branch summaries (folded).
+local function entry_lines(entry)
+  if entry.type == "message" and entry.message then
+    return M.message_lines(entry.message)
+  elseif entry.type == "compaction" then
+    return M.message_lines({ role = "compactionSummary", summary = entry.summary })
+  elseif entry.type == "branch_summary" then
+    return M.message_lines({ role = "branchSummary", summary = entry.summary })
   end
   return {}
 end
@@ -98,52 +175,124 @@ local function replace(buf, first, last, lines)
   end
 end
 
---- Append lines to the end of the transcript (just above the marker).
+--- Remember that the message starting at `row` is the entry `id` (for the actions on it).
+local function mark_entry(buf, row, id, role)
+  if id then
+    local mark = api.nvim_buf_set_extmark(buf, ns, row, 0, {})
+    chats[buf].entries[mark] = { id = id, role = role }
+  end
+end
+
+--- Append lines to the end of the transcript (just above the marker); returns their first row.
 local function append(buf, lines)
   local row = marker_row(buf)
   replace(buf, row, row, lines)
+  return row
 end
 
 local function live_lines(chat)
   local lines = { "## Assistant", "" }
+  if chat.thinking ~= "" then
+    vim.list_extend(lines, folded("thinking", chat.thinking))
+  end
   vim.list_extend(lines, split(chat.text))
   return lines
 end
 
 local function update_live(buf)
   local chat = chats[buf]
-  local row = marker_row(buf)
-  replace(buf, chat.live, row, live_lines(chat))
+  replace(buf, chat.live, marker_row(buf), live_lines(chat))
+end
+
+--- Replace the lines of a running tool's block (its mark is put back on its first row).
+local function set_tool_block(buf, tool, lines)
+  local row = api.nvim_buf_get_extmark_by_id(buf, ns, tool.mark, {})[1]
+  replace(buf, row, row + tool.count, lines)
+  api.nvim_buf_set_extmark(buf, ns, row, 0, { id = tool.mark })
+  tool.count = #lines
+  return row
+end
+
+local function tool_output(result)
+  return block_text(type(result) == "table" and result.content or nil)
+end
+
+local function on_tool_event(buf, chat, event)
+  local id = event.toolCallId
+  if not id then
+    return
+  end
+  local kind = event.type
+  if kind == "tool_execution_start" then
+    local lines = tool_result_lines(event.toolName, "", false, true)
+    local row = append(buf, lines)
+    chat.tools[id] = { mark = api.nvim_buf_set_extmark(buf, ns, row, 0, {}), count = #lines }
+  elseif kind == "tool_execution_update" and chat.tools[id] then
+    set_tool_block(buf, chat.tools[id], tool_result_lines(event.toolName, tool_output(event.partialResult), false, true))
+  end
+end
+
+--- A tool result message: it takes the place of its running block (else it is appended).
+local function on_tool_result(buf, chat, message, entry_id)
+  local lines = M.message_lines(message)
+  local tool = message.toolCallId and chat.tools[message.toolCallId]
+  local row
+  if tool then
+    row = set_tool_block(buf, tool, lines)
+    api.nvim_buf_del_extmark(buf, ns, tool.mark)
+    chat.tools[message.toolCallId] = nil
+  else
+    row = append(buf, lines)
+  end
+  mark_entry(buf, row, entry_id, "toolResult")
+end
+
+local function apply(buf, chat, params)
+  local event = params.event or {}
+  local kind = event.type
+  if kind == "agent_start" then
+    chat.running = true
+  elseif kind == "agent_end" then
+    -- a retry or a follow-up may start another loop: a run of ours ends with its pi/prompt answer
+    chat.running = chat.in_flight == true
+  elseif kind == "message_start" and event.message and event.message.role == "assistant" then
+    chat.text, chat.thinking = "", ""
+    chat.live = marker_row(buf)
+    append(buf, live_lines(chat))
+  elseif kind == "message_update" and chat.live then
+    local update = event.assistantMessageEvent or {}
+    if update.type == "text_delta" then
+      chat.text = chat.text .. (update.delta or "")
+      update_live(buf)
+    elseif update.type == "thinking_delta" then
+      chat.thinking = chat.thinking .. (update.delta or "")
+      update_live(buf)
+    end
+  elseif kind == "message_end" and event.message then
+    local role = event.message.role
+    if role == "assistant" and chat.live then
+      local row = chat.live
+      replace(buf, row, marker_row(buf), M.message_lines(event.message))
+      mark_entry(buf, row, event.entryId, role)
+      chat.live, chat.text, chat.thinking = nil, "", ""
+    elseif role == "toolResult" then
+      on_tool_result(buf, chat, event.message, event.entryId)
+    elseif role == "user" or role == "bashExecution" then
+      mark_entry(buf, append(buf, M.message_lines(event.message)), event.entryId, role)
+    end
+  elseif kind:match("^tool_execution_") then
+    on_tool_event(buf, chat, event)
+  end
 end
 
 --- Apply one `pi/event` to the chat buffers of its session.
 function M.on_event(params)
-  local event = params and params.event or {}
+  if type(params) ~= "table" or type(params.event) ~= "table" or type(params.event.type) ~= "string" then
+    return
+  end
   for buf, chat in pairs(chats) do
     if api.nvim_buf_is_valid(buf) and chat.session == params.sessionId then
-      local kind = event.type
-      if kind == "agent_start" then
-        chat.running = true
-      elseif kind == "agent_end" then
-        chat.running = false
-      elseif kind == "message_start" and event.message and event.message.role == "assistant" then
-        chat.text = ""
-        chat.live = marker_row(buf)
-        append(buf, live_lines(chat))
-      elseif kind == "message_update" and chat.live then
-        local update = event.assistantMessageEvent or {}
-        if update.type == "text_delta" then
-          chat.text = chat.text .. (update.delta or "")
-          update_live(buf)
-        end
-      elseif kind == "message_end" and event.message then
-        if event.message.role == "assistant" and chat.live then
-          replace(buf, chat.live, marker_row(buf), M.message_lines(event.message))
-          chat.live, chat.text = nil, ""
-        elseif event.message.role == "user" or event.message.role == "toolResult" then
-          append(buf, M.message_lines(event.message))
-        end
-      end
+      apply(buf, chat, params)
     end
   end
 end
@@ -156,9 +305,15 @@ local function take_prompt(buf)
   return vim.trim(table.concat(lines, "\n"))
 end
 
---- Send `text` (default: the prompt area) from the chat buffer `buf`; queued as steering while a
---- run is active.
-function M.send(buf, text)
+--- Put `text` in the prompt area of `buf` (for editing before it is sent again).
+function M.set_prompt(buf, text)
+  local row = marker_row(buf)
+  api.nvim_buf_set_lines(buf, row + 1, -1, false, split(text))
+end
+
+--- Send `text` (default: the prompt area) from the chat buffer `buf`. While a run is active it is
+--- queued: as steering, or as a follow-up when `behavior` is "followUp".
+function M.send(buf, text, behavior)
   buf = (buf == nil or buf == 0) and api.nvim_get_current_buf() or buf
   local chat = chats[buf]
   if not chat then
@@ -169,17 +324,22 @@ function M.send(buf, text)
     return
   end
   local params = { session = chat.session, text = text }
-  if chat.running then
-    params.streamingBehavior = "steer"
+  local starts = not (chat.running or chat.in_flight)
+  if not starts then
+    params.streamingBehavior = behavior or "steer"
   end
   chat.running = true
+  chat.in_flight = chat.in_flight or starts
   pi().prompt(params, function(err, result)
+    if starts then -- the answer to the prompt that started the run comes when the run is over
+      chat.in_flight, chat.running = false, false
+    end
     if err then
-      chat.running = false
       return pi().notify("pi: prompt: " .. pi().format_error(err), vim.log.levels.ERROR)
     end
     if result and result.queued then
-      pi().notify("pi: queued (" .. result.queued .. ")")
+      local what = params.streamingBehavior == "followUp" and "follow-up" or "steering"
+      pi().notify(string.format("pi: queued as %s (%s)", what, tostring(result.queued)))
     end
   end)
 end
@@ -195,46 +355,97 @@ function M.stop(buf)
   end)
 end
 
+--- The keys of the chat buffer: M.keys with setup()'s `chat_keys` over them.
+function M.key_map()
+  return vim.tbl_extend("force", M.keys, pi().config.chat_keys or {})
+end
+
 local function map_keys(buf)
-  local keys = vim.tbl_extend("force", M.keys, pi().config.chat_keys or {})
-  local function map(mode, lhs, fn)
+  local keys = M.key_map()
+  local actions = require("pi.chat_actions")
+  local function map(mode, lhs, fn, desc)
     if lhs and lhs ~= "" then
-      api.nvim_buf_set_keymap(buf, mode, lhs, "", { noremap = true, silent = true, callback = fn })
+      api.nvim_buf_set_keymap(buf, mode, lhs, "", { noremap = true, silent = true, callback = fn, desc = desc })
     end
   end
   map("n", keys.send_normal, function()
     M.send(buf)
-  end)
+  end, "pi: send (steer while a run is active)")
   map("i", keys.send_insert, function()
     vim.cmd("stopinsert")
     M.send(buf)
-  end)
-  map("n", keys.stop, function()
-    M.stop(buf)
-  end)
-  map("i", keys.stop, function()
-    M.stop(buf)
-  end)
+  end, "pi: send")
+  map("n", keys.follow_up, function()
+    M.send(buf, nil, "followUp")
+  end, "pi: send, queued as a follow-up while a run is active")
+  for _, mode in ipairs({ "n", "i" }) do
+    map(mode, keys.stop, function()
+      M.stop(buf)
+    end, "pi: stop the run")
+  end
+  map("n", keys.next_message, function()
+    actions.jump(1)
+  end, "pi: next message")
+  map("n", keys.prev_message, function()
+    actions.jump(-1)
+  end, "pi: previous message")
+  map("n", keys.yank_code, actions.yank_code, "pi: yank the code block under the cursor")
+  map("n", keys.edit_resend, actions.edit_resend, "pi: edit and resend the message under the cursor")
+  map("n", keys.branch_here, actions.branch_here, "pi: continue from the message under the cursor")
+  map("n", keys.fork_here, actions.fork_here, "pi: new session from the message under the cursor")
+end
+
+--- Fold thinking and tool output in every window showing a chat buffer.
+local function fold_window(win)
+  api.nvim_win_set_option(win, "foldmethod", "expr")
+  api.nvim_win_set_option(win, "foldexpr", FOLD_EXPR)
+  api.nvim_win_set_option(win, "foldlevel", 0)
+  api.nvim_win_set_option(win, "foldenable", true)
 end
 
 local function render(buf, session, entries)
-  local lines = {}
+  chats[buf] = chats[buf] or {}
+  local chat = chats[buf]
+  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  local lines, starts = {}, {}
   for _, entry in ipairs(entries) do
-    if entry.type == "message" and entry.message then
-      vim.list_extend(lines, M.message_lines(entry.message))
+    local shown = entry_lines(entry)
+    if #shown > 0 then
+      table.insert(starts, { row = #lines, id = entry.id, role = entry.message and entry.message.role or entry.type })
+      vim.list_extend(lines, shown)
     end
   end
   api.nvim_buf_set_lines(buf, 0, -1, false, vim.list_extend(lines, { M.marker, "" }))
-  chats[buf] = chats[buf] or {}
-  local chat = chats[buf]
-  chat.session, chat.live, chat.text = session, nil, ""
-  if chat.mark then
-    api.nvim_buf_del_extmark(buf, ns, chat.mark)
-  end
+  chat.session, chat.live, chat.text, chat.thinking = session, nil, "", ""
+  chat.tools, chat.entries = {}, {}
   chat.mark = api.nvim_buf_set_extmark(buf, ns, #lines - 2, 0, {})
+  for _, start in ipairs(starts) do
+    mark_entry(buf, start.row, start.id, start.role)
+  end
 end
 
-local function show(session_id, then_send)
+--- Draw the branch of the chat's session again (after a navigation moved its leaf).
+function M.refresh(buf, callback)
+  local chat = chats[buf]
+  if not chat then
+    return
+  end
+  pi().get_branch({ session = chat.session }, function(err, result)
+    if err then
+      return pi().notify("pi: chat: " .. pi().format_error(err), vim.log.levels.ERROR)
+    end
+    if api.nvim_buf_is_valid(buf) then
+      local prompt = api.nvim_buf_get_lines(buf, marker_row(buf) + 1, -1, false)
+      render(buf, chat.session, result.entries or {})
+      api.nvim_buf_set_lines(buf, marker_row(buf) + 1, -1, false, prompt)
+    end
+    if callback then
+      callback()
+    end
+  end)
+end
+
+local function show(session_id, then_send, callback)
   pi().get_branch({}, function(err, result)
     if err then
       return pi().notify("pi: chat: " .. pi().format_error(err), vim.log.levels.ERROR)
@@ -248,33 +459,75 @@ local function show(session_id, then_send)
       api.nvim_buf_set_option(buf, "swapfile", false)
       api.nvim_buf_set_option(buf, "filetype", "markdown")
       map_keys(buf)
+      api.nvim_create_autocmd("BufWinEnter", {
+        buffer = buf,
+        callback = function()
+          fold_window(api.nvim_get_current_win())
+        end,
+      })
     end
     require("pi.ui").show_buffer(buf, "botright vsplit")
+    fold_window(api.nvim_get_current_win())
     render(buf, session_id, result.entries or {})
     api.nvim_win_set_cursor(0, { api.nvim_buf_line_count(buf), 0 })
     if then_send and then_send ~= "" then
       M.send(buf, then_send)
     end
+    if callback then
+      callback(buf)
+    end
   end)
 end
 
 --- :PiChat [text]: open the chat of the active session (a new one when none), sending `text`.
-function M.open(text)
+--- `callback(buf)` runs once the buffer is drawn.
+function M.open(text, callback)
   local session = pi().state.session
   if session and session.sessionId then
-    return show(session.sessionId, text)
+    return show(session.sessionId, text, callback)
   end
   pi().new_session({}, function(err, state)
     if err then
       return pi().notify("pi: chat: " .. pi().format_error(err), vim.log.levels.ERROR)
     end
-    show(state.sessionId, text)
+    show(state.sessionId, text, callback)
   end)
 end
 
---- What the chat buffer `buf` holds: { session, running, live, text }, or nil.
+--- What the chat buffer `buf` holds: { session, running, live, text, thinking }, or nil.
 function M.chat(buf)
   return chats[buf]
+end
+
+--- The entry {id, role} of the message whose lines hold `row` (0-based) in `buf`, or nil.
+function M.entry_at(buf, row)
+  local chat = chats[buf]
+  if not chat then
+    return nil
+  end
+  local marks = api.nvim_buf_get_extmarks(buf, ns, { row, 0 }, 0, {})
+  for _, mark in ipairs(marks) do
+    local entry = chat.entries[mark[1]]
+    if entry then
+      return entry, mark[2]
+    end
+  end
+  return nil
+end
+
+--- The entry of the nearest message at or above `row` with role `role`.
+function M.entry_above(buf, row, role)
+  while row >= 0 do
+    local entry, start = M.entry_at(buf, row)
+    if not entry then
+      return nil
+    end
+    if entry.role == role then
+      return entry, start
+    end
+    row = start - 1
+  end
+  return nil
 end
 
 --- The chat buffer of a session, or nil.

@@ -103,7 +103,7 @@ local defaults = {
   autostart = true,
   timeout = 10000, -- ms, for the sync variants
   commands = true,
-  chat_keys = {}, -- { send_normal = "<CR>", send_insert = "<C-s>", stop = "<C-c>" } ("" unmaps)
+  chat_keys = {}, -- over pi.chat.keys: { send_normal = "<CR>", stop = "<C-c>", yank_code = "gy", ... } ("" unmaps)
   attach_patterns = { "AGENTS.md", "CLAUDE.md", "SYSTEM.md", "APPEND_SYSTEM.md", "SKILL.md" },
 }
 
@@ -312,6 +312,7 @@ end
 handlers["pi/event"] = function(_, p)
   p = p or {}
   require("pi.chat").on_event(p)
+  require("pi.status").on_event(p)
   fire("PiEvent", p)
 end
 
@@ -325,6 +326,7 @@ handlers["pi/compactionStarted"] = function(_, p)
   if p.sessionId then
     M.state.compacting[p.sessionId] = true
   end
+  require("pi.status").on_compaction_started(p)
   fire("PiCompactionStarted", p)
 end
 
@@ -333,6 +335,7 @@ handlers["pi/compactionEnded"] = function(_, p)
   if p.sessionId then
     M.state.compacting[p.sessionId] = nil
   end
+  require("pi.status").on_compaction_ended(p)
   fire("PiCompactionEnded", p)
 end
 
@@ -644,17 +647,10 @@ for name, method in pairs(M.methods) do
   end
 end
 
---- Short text for a statusline.
+--- "pi 12.3k/200k 6%": the active session's context tokens / window and percent, from a cache kept
+--- current by events (no request per redraw); "" with no session. See pi.status.
 function M.statusline()
-  local s = M.state.session
-  if not s then
-    return ""
-  end
-  local label = s.name or (s.sessionId or ""):sub(1, 8)
-  if M.state.compacting[s.sessionId] then
-    label = label .. " (compacting)"
-  end
-  return "pi:" .. label
+  return require("pi.status").statusline()
 end
 
 -- ---------------------------------------------------------------- setup
@@ -666,6 +662,10 @@ function M.setup(opts)
   end
   if M.config.commands then
     require("pi.ui").create_commands()
+  end
+  if not M._status_attached then
+    M._status_attached = true
+    require("pi.status").attach()
   end
   local group = api.nvim_create_augroup("pi_nvim", { clear = true })
   if M.config.attach_patterns and #M.config.attach_patterns > 0 then

@@ -157,32 +157,76 @@ local function describe(node)
   return text
 end
 
---- Render a tree to lines. Linear stretches stay at one indentation level; branches get
---- ├─ / └─ connectors (as pi's tree view). Gutter: ">" the leaf, "*" on the leaf's path.
---- Returns lines, ids (ids[i] = entry id of lines[i]).
-function M.render(tree)
-  tree = M.normalise(tree)
-  local leaf = tree.leafId
-  local parent_of = {}
-  local stack = {}
-  local roots = tree.roots or {}
-  -- collect parents (iteratively; trees can be thousands deep)
-  local walk = {}
+--- Every node of `roots` (iteratively: trees can be thousands deep).
+local function walk_all(roots)
+  local out, todo = {}, {}
   for _, r in ipairs(roots) do
-    table.insert(walk, r)
+    table.insert(todo, r)
   end
-  while #walk > 0 do
-    local n = table.remove(walk)
+  while #todo > 0 do
+    local n = table.remove(todo)
+    table.insert(out, n)
     for _, c in ipairs(n.children or {}) do
-      parent_of[c.id] = n.id
-      table.insert(walk, c)
+      table.insert(todo, c)
     end
   end
-  local on_path = {}
+  return out
+end
+
+--- pi's tree filters, in the order its tree view cycles through them.
+M.filters = { "default", "no-tools", "user-only", "labeled-only", "all" }
+
+-- Bookkeeping entries pi's default view leaves out.
+local settings_types = {
+  label = true,
+  custom = true,
+  model_change = true,
+  thinking_level_change = true,
+  session_info = true,
+}
+
+--- Whether `node` is shown under `filter` (pi's tree-view filter modes).
+function M.passes(node, filter)
+  local settings = settings_types[node.type] == true
+  if filter == "all" then
+    return true
+  elseif filter == "user-only" then
+    return node.type == "message" and node.role == "user"
+  elseif filter == "labeled-only" then
+    return node.label ~= nil
+  elseif filter == "no-tools" then
+    return not settings and not (node.type == "message" and node.role == "toolResult")
+  end
+  return not settings
+end
+
+--- Render a tree to lines. Linear stretches stay at one indentation level; branches get
+--- ├─ / └─ connectors (as pi's tree view). Gutter: ">" the leaf, "*" on the leaf's path. Entries
+--- that `opts.filter` (one of M.filters, default "default") hides leave their rows out, as in pi;
+--- a hidden leaf is shown on its nearest shown ancestor.
+--- Returns lines, ids (ids[i] = entry id of lines[i]).
+function M.render(tree, opts)
+  local filter = (opts and opts.filter) or "default"
+  tree = M.normalise(tree)
+  local leaf = tree.leafId
+  local stack = {}
+  local roots = tree.roots or {}
+  local on_path, nodes, parent_of = {}, {}, {}
+  for _, n in ipairs(walk_all(roots)) do
+    nodes[n.id] = n
+    for _, c in ipairs(n.children or {}) do
+      parent_of[c.id] = n.id
+    end
+  end
   local cur = leaf
   while cur do
     on_path[cur] = true
     cur = parent_of[cur]
+  end
+  -- the leaf as drawn: the leaf, or its nearest ancestor the filter shows
+  local shown_leaf = leaf
+  while shown_leaf and nodes[shown_leaf] and not M.passes(nodes[shown_leaf], filter) do
+    shown_leaf = parent_of[shown_leaf]
   end
 
   local function push_children(children, body)
@@ -206,17 +250,21 @@ function M.render(tree)
   while #stack > 0 do
     local item = table.remove(stack)
     local node = item.node
-    local gutter = (node.id == leaf and "> ") or (on_path[node.id] and "* ") or "  "
-    local line = gutter .. item.head .. describe(node)
-    if node.id == leaf then
-      line = line .. "  ← leaf"
+    if M.passes(node, filter) then
+      local gutter = (node.id == shown_leaf and "> ") or (on_path[node.id] and "* ") or "  "
+      local line = gutter .. item.head .. describe(node)
+      if node.id == leaf then
+        line = line .. "  ← leaf"
+      elseif node.id == shown_leaf then
+        line = line .. "  ← leaf (below, hidden)"
+      end
+      table.insert(lines, line)
+      table.insert(ids, node.id)
     end
-    table.insert(lines, line)
-    table.insert(ids, node.id)
     push_children(node.children or {}, item.body)
   end
   if #lines == 0 then
-    lines = { "(empty session)" }
+    lines = { next(nodes) and ("(nothing shown by the " .. filter .. " filter)") or "(empty session)" }
     ids = { false }
   end
   return lines, ids

@@ -18,7 +18,8 @@ local function info(msg)
   pi().notify("pi: " .. msg, vim.log.levels.INFO)
 end
 
-local function report(what)
+--- A callback that says in one line which session a request opened (or its error).
+function M.report(what)
   return function(err, result)
     if err then
       pi().notify("pi: " .. what .. ": " .. pi().format_error(err), vim.log.levels.ERROR)
@@ -118,8 +119,11 @@ function M.fetch_tree(callback)
   end)
 end
 
+--- The tree filter (one of pi.tree.filters); `f` cycles, `a` toggles "all".
+M.tree_filter = "default"
+
 local function render_tree(buf, t)
-  local lines, ids = tree.render(t)
+  local lines, ids = tree.render(t, { filter = M.tree_filter })
   tree_ids[buf] = ids
   set_lines(buf, lines)
   -- put the cursor on the leaf
@@ -167,13 +171,19 @@ function M.refresh_tree(callback)
   end)
 end
 
---- Navigate (pi/navigate) to the entry under the cursor.
-function M.tree_navigate()
+--- Navigate (pi/navigate) to the entry under the cursor; with `summarize`, the branch left is
+--- summarised into a branch_summary entry first (pi's navigate-with-summary).
+function M.tree_navigate(summarize)
   local id = M.tree_id_under_cursor()
   if not id then
     return
   end
-  pi().navigate({ targetId = id }, function(err, result)
+  local params = { targetId = id }
+  if summarize == true then
+    params.summarize = true
+    info("summarising the branch left...")
+  end
+  pi().navigate(params, function(err, result)
     if err then
       return pi().notify("pi: navigate: " .. pi().format_error(err), vim.log.levels.ERROR)
     end
@@ -182,6 +192,22 @@ function M.tree_navigate()
     end
     M.refresh_tree()
   end)
+end
+
+--- Use `filter` (default: the next of pi.tree.filters) in :PiTree and redraw it.
+function M.set_tree_filter(filter)
+  if not filter then
+    local index = 1
+    for i, name in ipairs(tree.filters) do
+      if name == M.tree_filter then
+        index = i
+      end
+    end
+    filter = tree.filters[index % #tree.filters + 1]
+  end
+  M.tree_filter = filter
+  info("tree filter: " .. filter)
+  M.refresh_tree()
 end
 
 function M.open_tree(callback)
@@ -194,7 +220,19 @@ function M.open_tree(callback)
       return
     end
     local buf = scratch("pi://tree", "pitree")
-    vim.keymap.set("n", "<CR>", M.tree_navigate, { buffer = buf, silent = true, desc = "pi: navigate here" })
+    local function key(lhs, fn, desc)
+      vim.keymap.set("n", lhs, fn, { buffer = buf, silent = true, desc = "pi: " .. desc })
+    end
+    key("<CR>", M.tree_navigate, "navigate here")
+    key("S", function()
+      M.tree_navigate(true)
+    end, "navigate here, summarising the branch left")
+    key("f", function()
+      M.set_tree_filter()
+    end, "next tree filter")
+    key("a", function()
+      M.set_tree_filter(M.tree_filter == "all" and "default" or "all")
+    end, "show all entries / default filter")
     vim.keymap.set("n", "r", function()
       M.refresh_tree()
     end, { buffer = buf, silent = true, desc = "pi: refresh tree" })
@@ -312,7 +350,7 @@ function M.pick_session(query)
       end,
     }, function(choice)
       if choice then
-        pi().open_session({ path = choice.path }, report("opened"))
+        pi().open_session({ path = choice.path }, M.report("opened"))
       end
     end)
   end)
@@ -346,14 +384,14 @@ end
 function M.create_commands()
   local cmd = api.nvim_create_user_command
   cmd("PiNew", function()
-    pi().new_session({}, report("new session"))
+    pi().new_session({}, M.report("new session"))
   end, { desc = "pi: new session" })
   cmd("PiContinue", function()
-    pi().continue_recent({}, report("session"))
+    pi().continue_recent({}, M.report("session"))
   end, { desc = "pi: continue the most recent session" })
   cmd("PiOpen", function(a)
-    pi().open_session({ path = vim.fn.fnamemodify(vim.fn.expand(a.args), ":p") }, report("opened"))
-  end, { nargs = 1, complete = "file", desc = "pi: open a session file" })
+    require("pi.commands").open(a.args, M.report("opened"))
+  end, { nargs = 1, complete = "file", desc = "pi: open a session file (asks before creating one)" })
   cmd("PiSessions", function(a)
     M.pick_session(a.args)
   end, { nargs = "?", desc = "pi: pick a session" })
@@ -372,6 +410,7 @@ function M.create_commands()
   cmd("PiStop", function()
     require("pi.chat").stop(0)
   end, { desc = "pi: stop the running prompt" })
+  require("pi.commands").create()
   cmd("PiName", function(a)
     pi().set_session_name({ name = a.args }, function(err)
       if err then

@@ -1,0 +1,304 @@
+-- Session commands that ask first or pick: :PiCompact, :PiSystemPrompt, :PiModel, :PiFork,
+-- :PiBranch, :PiFollowUp, and :PiOpen's question before creating a session file.
+local M = {}
+
+local api = vim.api
+
+local function pi()
+  return require("pi")
+end
+
+local function info(msg)
+  pi().notify("pi: " .. msg, vim.log.levels.INFO)
+end
+
+local function fail(what, err)
+  pi().notify("pi: " .. what .. ": " .. pi().format_error(err), vim.log.levels.ERROR)
+end
+
+--- 12345 -> "12.3k", 200000 -> "200k" (nil -> "?").
+function M.tokens(n)
+  if type(n) ~= "number" then
+    return "?"
+  end
+  if n >= 1000 then
+    local text = string.format("%.1fk", n / 1000)
+    return (text:gsub("%.0k$", "k"))
+  end
+  return tostring(math.floor(n))
+end
+
+--- Ask a yes/no question through vim.ui.select; `on_yes` runs only for the first answer.
+local function confirm(question, yes, on_yes)
+  vim.ui.select({ yes, "Cancel" }, { prompt = pi().short(question) }, function(choice)
+    if choice == yes then
+      on_yes()
+    end
+  end)
+end
+
+-- ---------------------------------------------------------------- :PiCompact
+
+--- One line saying what a compaction would do (from pi/prepareCompaction and the first kept entry).
+function M.compaction_question(prep, kept)
+  local parts = { string.format("summarise %d messages", prep.summarizeCount or 0) }
+  if prep.isSplitTurn and (prep.turnPrefixCount or 0) > 0 then
+    table.insert(parts, string.format("+%d of a split turn", prep.turnPrefixCount))
+  end
+  local keep = "keep the rest"
+  if kept and kept ~= "" then
+    keep = string.format('keep from "%s"', kept)
+  end
+  return string.format("pi: compact? %s tokens now; %s, %s%s", M.tokens(prep.tokensBefore), table.concat(parts, " "),
+    keep, prep.hasPreviousSummary and ", updating the last summary" or "")
+end
+
+local function kept_preview(id, callback)
+  if not id then
+    return callback(nil)
+  end
+  pi().get_entry({ id = id }, function(err, result)
+    local entry = not err and result and result.entry or {}
+    local text = entry.message and require("pi.tree").content_text(entry.message.content) or entry.summary or entry.type
+    callback(text and vim.trim(tostring(text):gsub("%s+", " ")):sub(1, 40) or nil)
+  end)
+end
+
+--- :PiCompact [instructions]: show what pi/prepareCompaction would summarise and keep, then compact.
+function M.compact(instructions, callback)
+  pi().prepare_compaction({}, function(err, prep)
+    if err then
+      return fail("compact", err)
+    end
+    if (prep.summarizeCount or 0) == 0 and (prep.turnPrefixCount or 0) == 0 then
+      return info("nothing to compact: every message is within keepRecentTokens")
+    end
+    kept_preview(prep.firstKeptEntryId, function(kept)
+      confirm(M.compaction_question(prep, kept), "Compact", function()
+        local params = {}
+        if instructions and instructions ~= "" then
+          params.customInstructions = instructions
+        end
+        info("compacting...")
+        pi().compact(params, function(err2, result)
+          if err2 then
+            return fail("compact", err2)
+          end
+          info(string.format("compacted: %s -> %s tokens (%s)", M.tokens(result.tokensBefore),
+            M.tokens(result.tokensAfter), tostring(result.summarizer or "")))
+          if callback then
+            callback(result)
+          end
+        end)
+      end)
+    end)
+  end)
+end
+
+-- ---------------------------------------------------------------- :PiSystemPrompt
+
+--- Markdown lines for a pi/getSystemPrompt result: the sources with their tokens, then the text.
+function M.system_prompt_lines(result, tokenizer)
+  local lines = {
+    string.format("# System prompt: %s tokens%s", M.tokens(result.tokens), tokenizer and (" (" .. tokenizer .. ")") or ""),
+    "",
+    "## Sources",
+    "",
+  }
+  local sources = result.sources or {}
+  if #sources == 0 then
+    table.insert(lines, "- (pi's default prompt only)")
+  end
+  for _, source in ipairs(sources) do
+    table.insert(lines, string.format("- %s `%s`: %s tokens", source.kind, vim.fn.fnamemodify(source.path, ":~:."), M.tokens(source.tokens)))
+  end
+  local skills = result.skills or {}
+  if #skills > 0 then
+    vim.list_extend(lines, { "", "## Skills", "" })
+    for _, skill in ipairs(skills) do
+      table.insert(lines, string.format("- `%s`: %s", skill.name, tostring(skill.description or ""):gsub("\n", " ")))
+    end
+  end
+  local diagnostics = result.diagnostics or {}
+  if #diagnostics > 0 then
+    vim.list_extend(lines, { "", "## Problems", "" })
+    for _, d in ipairs(diagnostics) do
+      table.insert(lines, string.format("- %s: %s", d.severity or "warning", tostring(d.message or ""):gsub("\n", " ")))
+    end
+  end
+  vim.list_extend(lines, { "", "## Text", "" })
+  vim.list_extend(lines, vim.split(result.text or "", "\n", { plain = true }))
+  return lines
+end
+
+--- :PiSystemPrompt: the active session's system prompt in a scratch buffer.
+function M.system_prompt(callback)
+  pi().get_system_prompt({}, function(err, result)
+    if err then
+      return fail("system prompt", err)
+    end
+    local name = "pi://system-prompt"
+    local buf = vim.fn.bufnr(name)
+    if buf == -1 then
+      buf = api.nvim_create_buf(false, true)
+      api.nvim_buf_set_name(buf, name)
+      api.nvim_buf_set_option(buf, "buftype", "nofile")
+      api.nvim_buf_set_option(buf, "bufhidden", "hide")
+      api.nvim_buf_set_option(buf, "swapfile", false)
+      api.nvim_buf_set_option(buf, "filetype", "markdown")
+      vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, silent = true, desc = "pi: close" })
+    end
+    require("pi.ui").show_buffer(buf)
+    local settings = pi().config.settings or {}
+    api.nvim_buf_set_option(buf, "modifiable", true)
+    api.nvim_buf_set_lines(buf, 0, -1, false, M.system_prompt_lines(result, settings.tokenizer))
+    api.nvim_buf_set_option(buf, "modifiable", false)
+    if callback then
+      callback(buf)
+    end
+  end)
+end
+
+-- ---------------------------------------------------------------- :PiModel
+
+M.thinking_levels = { "off", "minimal", "low", "medium", "high", "xhigh" }
+
+--- :PiModel: pick a model (pi/listModels), then a thinking level; pi/setModel records both.
+function M.model(callback)
+  pi().list_models({}, function(err, result)
+    if err then
+      return fail("model", err)
+    end
+    local current = result.current or {}
+    vim.ui.select(result.models or {}, {
+      prompt = "pi model (now " .. tostring(current.modelId) .. ")",
+      format_item = function(m)
+        return string.format("%s  %s  (%s context%s)", m.id, m.name or "", M.tokens(m.contextWindow),
+          m.reasoning and ", thinking" or "")
+      end,
+    }, function(model)
+      if not model then
+        return
+      end
+      local levels = model.reasoning and M.thinking_levels or { "off" }
+      vim.ui.select(levels, { prompt = "pi thinking level (now " .. tostring(current.thinkingLevel) .. ")" }, function(level)
+        if not level then
+          return
+        end
+        pi().set_model({ modelId = model.id, thinkingLevel = level }, function(err2, set)
+          if err2 then
+            return fail("model", err2)
+          end
+          info(string.format("model %s, thinking %s", set.model and set.model.modelId or model.id, set.thinkingLevel or level))
+          require("pi.status").refresh()
+          if callback then
+            callback(set)
+          end
+        end)
+      end)
+    end)
+  end)
+end
+
+-- ---------------------------------------------------------------- :PiFork, :PiBranch
+
+--- :PiFork: a new session file holding a copy of every branch of the active session.
+function M.fork(callback)
+  pi().get_session_state({}, function(err, state)
+    if err then
+      return fail("fork", err)
+    end
+    if not state.file or vim.fn.filereadable(state.file) == 0 then
+      return pi().notify("pi: fork: the session has no file yet (it is written with the first reply)", vim.log.levels.WARN)
+    end
+    pi().fork_session({ sourcePath = state.file }, function(err2, result)
+      require("pi.ui").report("forked to")(err2, result)
+      if not err2 and callback then
+        callback(result)
+      end
+    end)
+  end)
+end
+
+--- The entry to branch from: `id`, else the entry under the cursor in :PiTree or a chat, else nil.
+local function entry_here(id)
+  if id and id ~= "" then
+    return id
+  end
+  local tree_id = require("pi.ui").tree_id_under_cursor()
+  if tree_id then
+    return tree_id
+  end
+  local buf = api.nvim_get_current_buf()
+  local entry = require("pi.chat").entry_at(buf, api.nvim_win_get_cursor(0)[1] - 1)
+  return entry and entry.id or nil
+end
+
+--- :PiBranch [id]: a new session holding the path root -> the entry (under the cursor, else the leaf).
+function M.branch(id, callback)
+  local function from(entry_id)
+    if not entry_id then
+      return pi().notify("pi: branch: the session is empty", vim.log.levels.WARN)
+    end
+    pi().branch_to_new_session({ entryId = entry_id }, function(err, result)
+      require("pi.ui").report("branched to")(err, result)
+      if not err and callback then
+        callback(result)
+      end
+    end)
+  end
+  local here = entry_here(id)
+  if here then
+    return from(here)
+  end
+  pi().get_session_state({}, function(err, state)
+    if err then
+      return fail("branch", err)
+    end
+    from(state.leafId)
+  end)
+end
+
+-- ---------------------------------------------------------------- :PiOpen
+
+--- :PiOpen {path}: open a session file; a path that does not exist is created only after asking.
+function M.open(path, callback)
+  local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
+  local function go()
+    pi().open_session({ path = full }, callback)
+  end
+  if vim.loop.fs_stat(full) then
+    return go()
+  end
+  confirm("pi: no such file; start a new session there? " .. vim.fn.fnamemodify(full, ":~:."), "Create", go)
+end
+
+function M.create()
+  local cmd = api.nvim_create_user_command
+  cmd("PiCompact", function(a)
+    M.compact(a.args)
+  end, { nargs = "?", desc = "pi: compact the session (shows what is summarised first)" })
+  cmd("PiSystemPrompt", function()
+    M.system_prompt()
+  end, { desc = "pi: the system prompt, its sources and token counts" })
+  cmd("PiModel", function()
+    M.model()
+  end, { desc = "pi: pick the model and thinking level" })
+  cmd("PiFork", function()
+    M.fork()
+  end, { desc = "pi: copy the session (every branch) to a new session" })
+  cmd("PiBranch", function(a)
+    M.branch(a.args)
+  end, { nargs = "?", desc = "pi: new session from the entry under the cursor (else the leaf)" })
+  cmd("PiFollowUp", function(a)
+    local chat = require("pi.chat")
+    local session = pi().state.session
+    local buf = session and chat.buffer(session.sessionId)
+    if not buf then
+      return pi().notify("pi: follow-up: open the chat first (:PiChat)", vim.log.levels.WARN)
+    end
+    chat.send(buf, a.args ~= "" and a.args or nil, "followUp")
+  end, { nargs = "?", desc = "pi: send, queued as a follow-up while a run is active" })
+end
+
+return M
