@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pi_lsp import __version__
 
 if TYPE_CHECKING:
+    from pi_lsp.session.list_cache import SessionListCache
     from pi_lsp.session.listing import SessionInfo
 
 SESSION_HELP = "a session file, 'latest', or the start of a session id of the project"
@@ -191,14 +192,16 @@ def _print_json(value: Any) -> None:
 
 def _sessions(args: argparse.Namespace) -> int:
     from pi_lsp.service.settings import Settings
-    from pi_lsp.session.listing import list_all_sessions, list_sessions, search_sessions
+    from pi_lsp.session.list_search import search_sessions
 
     cwd = os.path.abspath(args.cwd or os.getcwd())
+    listing = _list_cache()
     if args.all:
-        everything, where = list_all_sessions(), "in any project"
+        everything, where = listing.list_all(), "in any project"
     else:
         directory = Settings(cwd).resolve_session_dir(cwd, args.session_dir)
-        everything, where = list_sessions(cwd, directory), f"of {cwd} (in {directory})"
+        everything, where = listing.list_folder(directory), f"of {cwd} (in {directory})"
+    listing.close()
     infos = search_sessions(everything, args.query)
     if args.limit is not None:
         infos = infos[: max(args.limit, 0)]
@@ -217,6 +220,14 @@ def _sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _list_cache() -> SessionListCache:
+    """The server's session-list cache (shared on disk), so the CLI lists as fast as a server."""
+    from pi_lsp.session.list_cache import SessionListCache
+    from pi_lsp.session.list_cache_disk import DiskStore
+
+    return SessionListCache(DiskStore())
+
+
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
@@ -227,11 +238,12 @@ def _session_file(args: argparse.Namespace) -> str:
     if os.path.exists(given) or os.sep in given or given.endswith(".jsonl"):
         return given  # a path (a missing one gets the loader's "no such file")
     from pi_lsp.service.settings import Settings
-    from pi_lsp.session.listing import list_sessions
 
     cwd = os.path.abspath(args.cwd or os.getcwd())
     directory = Settings(cwd).resolve_session_dir(cwd, args.session_dir)
-    infos = list_sessions(cwd, directory)
+    listing = _list_cache()
+    infos = listing.list_folder(directory)
+    listing.close()
     if not infos:
         raise CommandError(f"no sessions of {cwd} (in {directory}) and no file named {given!r}")
     if given == "latest":

@@ -25,6 +25,8 @@ from pi_lsp.service.registry import Client, Registry
 from pi_lsp.service.runs import RunService
 from pi_lsp.service.sessions import SessionService
 from pi_lsp.service.watch import FileWatcher
+from pi_lsp.session.list_cache import SessionListCache
+from pi_lsp.session.list_cache_disk import DiskStore
 
 
 @dataclass(eq=False)
@@ -68,16 +70,19 @@ def build_service(*, workers: int = 4, watch_interval: float = 0.3) -> PiService
     compaction = CompactionService(host)
     prompt = PromptService(host)
     documents = EditorDocuments()  # editors' open buffers, for the agent's tools
+    listing = SessionListCache(DiskStore())  # pi/listSessions, persisted under <agentDir>/pi-lsp
     runs = RunService(host, compaction, prompt.system_prompt_text, documents=documents)  # pi/prompt
     service = PiService(
         host=host,
-        sessions=SessionService(host, context_usage=compaction.context_usage, before_close=runs.before_close),
+        sessions=SessionService(
+            host, context_usage=compaction.context_usage, before_close=runs.before_close, listing=listing
+        ),
         compaction=compaction,
         branch_summary=BranchSummaryService(host),
         prompt=prompt,
         runs=runs,
         documents=documents,
-        closers=[runs.aclose, compaction.aclose, prompt.aclose],
+        closers=[runs.aclose, compaction.aclose, prompt.aclose, lambda: host.in_thread(listing.close)],
     )
     host.append_listeners.append(compaction.on_append)  # auto-compaction after assistant messages
     host.sessions_changed_listeners.append(prompt.sessions_changed)  # session cwds are prompt roots

@@ -23,7 +23,9 @@ from pi_lsp.service.registry import Client, OpenSession, path_key
 from pi_lsp.service.settings import Settings
 from pi_lsp.session import SessionManager
 from pi_lsp.session.errors import EntryNotFoundError
-from pi_lsp.session.listing import find_most_recent_session, list_all_sessions, list_sessions, search_sessions
+from pi_lsp.session.list_cache import SessionListCache
+from pi_lsp.session.list_search import search_sessions
+from pi_lsp.session.listing import find_most_recent_session
 from pi_lsp.session.view import ContextView
 
 # The protocol's ContextUsage of a built context (runs under the session's lock).
@@ -40,8 +42,11 @@ class SessionService:
         host: SessionHost,
         context_usage: ContextUsage | None = None,
         before_close: BeforeClose | None = None,
+        listing: SessionListCache | None = None,
     ) -> None:
         self.host = host
+        # pi/listSessions: re-reads only the session files that changed since the last listing
+        self.listing = listing if listing is not None else SessionListCache()
         self.registry = host.registry
         self.context_usage = context_usage
         self.before_close = before_close  # ends a run on the session first (the run service's)
@@ -137,9 +142,9 @@ class SessionService:
 
         def scan() -> list[dict[str, Any]]:
             if all_projects:
-                infos = list_all_sessions()
+                infos = self.listing.list_all()
             else:
-                infos = list_sessions(cwd, client.settings.resolve_session_dir(cwd))
+                infos = self.listing.list_folder(client.settings.resolve_session_dir(cwd))
             infos = search_sessions(infos, query)
             if limit is not None:
                 infos = infos[:limit]

@@ -10,13 +10,13 @@ from pi_lsp.session.errors import (
     SessionFileConflictError,
 )
 from pi_lsp.session.index import TreeNode
+from pi_lsp.session.list_search import search_sessions
 from pi_lsp.session.listing import (
     SessionInfo,
     build_session_info,
     find_most_recent_session,
     list_all_sessions,
     list_sessions,
-    search_sessions,
 )
 from pi_lsp.session.migrations import CURRENT_SESSION_VERSION, migrate_entries
 from pi_lsp.session.parse import load_entries_from_file, parse_session_entries

@@ -113,6 +113,28 @@ async def test_list_sessions(client: LanguageClient) -> None:
     assert (await call_error(client, "pi/listSessions", {"limit": -1})).code == -32602
 
 
+async def test_list_sessions_sees_changes_made_by_others(client: LanguageClient) -> None:
+    """The listing is cached (pi-lsp/list-cache), yet another writer's appends show at once."""
+    created = await call(client, "pi/newSession", {})
+    await call(client, "pi/appendEntry", {"entry": user("first question")})
+    await call(client, "pi/appendEntry", {"entry": assistant("ok")})
+    [info] = (await call(client, "pi/listSessions", {}))["sessions"]
+    assert info["messageCount"] == 2
+    line = {
+        "type": "message",
+        "id": "ext00001",
+        "parentId": None,
+        "timestamp": "2030-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": "written by pi's CLI", "timestamp": 1893456000000},
+    }
+    with open(created["file"], "ab") as out:
+        out.write(json.dumps(line).encode() + b"\n")
+    [info] = (await call(client, "pi/listSessions", {}))["sessions"]
+    assert (info["messageCount"], info["modified"]) == (3, "2030-01-01T00:00:00.000Z")
+    found = await call(client, "pi/listSessions", {"query": '"BY pi\'s"'})
+    assert [s["id"] for s in found["sessions"]] == [created["sessionId"]]
+
+
 async def test_fork_and_branch_to_new_session(client: LanguageClient, tmp_path: Path) -> None:
     file = copy_fixture(tmp_path)
     source = await call(client, "pi/openSession", {"path": str(file)})

@@ -1,0 +1,78 @@
+"""The session picker's query: ``re:<regex>``, ``"quoted phrases"`` and words, all must match.
+
+Matching is case-insensitive over each session's id, name, message text and cwd, with runs of
+whitespace counting as one space. Words are looked up in the lowercased text each SessionInfo
+keeps once made (a search as you type over a cached folder then costs one substring scan per
+session); a phrase is its words with any whitespace between them, the same thing as a substring
+of the whitespace-collapsed text, without collapsing megabytes of text for every query.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import regex
+
+from pi_lsp.session.errors import SearchTimeoutError
+from pi_lsp.session.listing import SessionInfo
+
+# A regex search of the picker gives up after this many seconds (all sessions together).
+REGEX_TIME_LIMIT = 2.0
+_QUOTED = re.compile(r'"([^"]*)"')
+
+
+def search_sessions(
+    infos: list[SessionInfo], query: str | None, time_limit: float = REGEX_TIME_LIMIT
+) -> list[SessionInfo]:
+    """Filter by a picker query: ``re:<regex>``, ``"quoted phrases"`` and words (all must match).
+
+    Order is kept. A regex search stops after ``time_limit`` seconds in all (SearchTimeoutError).
+    """
+    if not query or not query.strip():
+        return infos
+    query = query.strip()
+    if query.startswith("re:"):
+        return _regex_search(infos, query[3:], time_limit)
+    balanced = query.count('"') % 2 == 0
+    phrases = [p.lower().split() for p in _QUOTED.findall(query)] if balanced else []
+    rest = _QUOTED.sub(" ", query) if phrases else query
+    words = [word.lower() for word in rest.split()]
+    # A one-word phrase is a word; longer ones match their words separated by any whitespace
+    # (re's \s and str.split() agree on what whitespace is: Py_UNICODE_ISSPACE).
+    words += [phrase[0] for phrase in phrases if len(phrase) == 1]
+    patterns = [
+        re.compile(r"\s+".join(re.escape(word) for word in phrase)) for phrase in phrases if len(phrase) > 1
+    ]
+    return [info for info in infos if _matches(info.lowered_haystack(), words, patterns)]
+
+
+def _matches(text: str, words: list[str], patterns: list[re.Pattern[str]]) -> bool:
+    return all(word in text for word in words) and all(pattern.search(text) for pattern in patterns)
+
+
+def _regex_search(infos: list[SessionInfo], source: str, time_limit: float) -> list[SessionInfo]:
+    """The sessions whose text ``source`` matches, with a time bound: a backtracking pattern
+    (``(a|aa)+$``) would otherwise hold a worker, and the interpreter lock, for hours. The
+    ``regex`` module checks a timeout while it matches and releases the lock (``concurrent``)."""
+    if not source:
+        return []
+    try:
+        pattern = regex.compile(source, regex.IGNORECASE)
+    except regex.error:
+        return []
+    deadline = time.monotonic() + time_limit
+    found: list[SessionInfo] = []
+    for info in infos:
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise TimeoutError
+            if pattern.search(info.haystack(), concurrent=True, timeout=remaining):
+                found.append(info)
+        except TimeoutError:
+            raise SearchTimeoutError(
+                f"the regular expression took longer than {time_limit:g} s to search the sessions; "
+                "simplify it"
+            ) from None
+    return found
