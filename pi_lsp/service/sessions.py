@@ -24,8 +24,8 @@ from pi_lsp.service.settings import Settings
 from pi_lsp.session import SessionManager
 from pi_lsp.session.errors import EntryNotFoundError
 from pi_lsp.session.list_cache import SessionListCache
-from pi_lsp.session.list_search import search_sessions
-from pi_lsp.session.listing import find_most_recent_session
+from pi_lsp.session.list_search import prepare_search, search_sessions
+from pi_lsp.session.listing import SessionInfo, find_most_recent_session
 from pi_lsp.session.view import ContextView
 
 # The protocol's ContextUsage of a built context (runs under the session's lock).
@@ -51,6 +51,7 @@ class SessionService:
         self.context_usage = context_usage
         self.before_close = before_close  # ends a run on the session first (the run service's)
         self._open_locks: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Future[None]] = set()  # search preparation after a listing
 
     async def append_entry(self, client: Client, session_id: str | None, entry: dict[str, Any]) -> Any:
         """``pi/appendEntry``, then the host's append listeners (auto-compaction checks)."""
@@ -140,17 +141,29 @@ class SessionService:
     ) -> dict[str, Any]:
         cwd = client.resolve_path(cwd or client.default_cwd)
 
+        listed: list[SessionInfo] = []
+
         def scan() -> list[dict[str, Any]]:
             if all_projects:
-                infos = self.listing.list_all()
+                listed[:] = self.listing.list_all()
             else:
-                infos = self.listing.list_folder(client.settings.resolve_session_dir(cwd))
-            infos = search_sessions(infos, query)
+                listed[:] = self.listing.list_folder(client.settings.resolve_session_dir(cwd))
+            infos = search_sessions(listed, query)
             if limit is not None:
                 infos = infos[:limit]
             return [info.to_wire() for info in infos]
 
-        return {"sessions": await self.host.in_thread(scan)}
+        sessions = await self.host.in_thread(scan)
+        if not query:  # a picker opened: a search as you type is likely to follow
+            task = asyncio.ensure_future(self.host.in_thread(lambda: prepare_search(listed)))
+            self._background.add(task)
+            task.add_done_callback(self._forget)
+        return {"sessions": sessions}
+
+    def _forget(self, task: asyncio.Future[None]) -> None:
+        self._background.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a preparation cut short by shutdown is not an error
 
     async def fork_session(self, client: Client, source_path: str, cwd: str | None) -> dict[str, Any]:
         source = client.resolve_path(source_path)

@@ -47,6 +47,13 @@ def search_sessions(
     return [info for info in infos if _matches(info.lowered_haystack(), words, patterns)]
 
 
+def prepare_search(infos: list[SessionInfo]) -> None:
+    """Make the lowercased text of each info now (a listing was shown; typing will follow), so
+    the first keystroke does not pay for it (~0.2 s for a folder holding 20 MB of text)."""
+    for info in infos:
+        info.lowered_haystack()
+
+
 def _matches(text: str, words: list[str], patterns: list[re.Pattern[str]]) -> bool:
     return all(word in text for word in words) and all(pattern.search(text) for pattern in patterns)
 
