@@ -40,11 +40,12 @@ def search_sessions(
     words = [word.lower() for word in rest.split()]
     # A one-word phrase is a word; longer ones match their words separated by any whitespace
     # (re's \s and str.split() agree on what whitespace is: Py_UNICODE_ISSPACE).
-    words += [phrase[0] for phrase in phrases if len(phrase) == 1]
+    # A phrase's words are each in the text too: checked first, as words.
+    words += [word for phrase in phrases for word in phrase if word not in words]
     patterns = [
         re.compile(r"\s+".join(re.escape(word) for word in phrase)) for phrase in phrases if len(phrase) > 1
     ]
-    return [info for info in infos if _matches(info.lowered_haystack(), words, patterns)]
+    return [info for info in infos if _matches(info, words, patterns)]
 
 
 def prepare_search(infos: list[SessionInfo]) -> None:
@@ -54,8 +55,10 @@ def prepare_search(infos: list[SessionInfo]) -> None:
         info.lowered_haystack()
 
 
-def _matches(text: str, words: list[str], patterns: list[re.Pattern[str]]) -> bool:
-    return all(word in text for word in words) and all(pattern.search(text) for pattern in patterns)
+def _matches(info: SessionInfo, words: list[str], patterns: list[re.Pattern[str]]) -> bool:
+    return all(info.has_word(word) for word in words) and all(
+        pattern.search(info.lowered_haystack()) for pattern in patterns
+    )
 
 
 def _regex_search(infos: list[SessionInfo], source: str, time_limit: float) -> list[SessionInfo]:

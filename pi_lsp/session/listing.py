@@ -39,6 +39,8 @@ class SessionInfo:
     all_messages_text: str
     # haystack().lower(), made on the first word search and kept while the info is (cached)
     _lowered: str | None = field(default=None, init=False, repr=False, compare=False)
+    # the last words found not to be in it: typing "xylo" after "xyl" skips what lacked "xyl"
+    _misses: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def to_wire(self) -> dict[str, Any]:
         """The protocol's SessionInfo (optional fields omitted when absent)."""
@@ -64,6 +66,21 @@ class SessionInfo:
         if self._lowered is None:
             self._lowered = self.haystack().lower()
         return self._lowered
+
+    def has_word(self, word: str) -> bool:
+        """``word`` (lowercase, no whitespace) is in :meth:`lowered_haystack`. A word holding one
+        that was missing is missing too, without looking (the text never changes)."""
+        misses = self._misses
+        if any(missed in word for missed in misses):
+            return False
+        if word in self.lowered_haystack():
+            return True
+        self._misses = (*misses[-(MISSES_KEPT - 1) :], word)  # one assignment: safe across threads
+        return False
+
+
+# Missing words remembered per SessionInfo (the last few keystrokes of a search as you type).
+MISSES_KEPT = 8
 
 
 def _ms_to_iso(millis: float) -> str:

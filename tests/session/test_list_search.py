@@ -47,15 +47,21 @@ _ALPHABET = st.sampled_from(list("abAB ΣσςİıK\t\n\r\u00a0\u2003\u3000\u2028
 _TEXT = st.text(_ALPHABET, max_size=30)
 
 
-@settings(max_examples=400, deadline=None)
-@given(texts=st.lists(st.tuples(_TEXT, st.none() | _TEXT), min_size=1, max_size=5), query=_TEXT)
-def test_search_agrees_with_its_definition(texts: list[tuple[str, str | None]], query: str) -> None:
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.tuples(_TEXT, st.none() | _TEXT), min_size=1, max_size=5),
+    queries=st.lists(_TEXT, min_size=1, max_size=6),
+)
+def test_search_agrees_with_its_definition(texts: list[tuple[str, str | None]], queries: list[str]) -> None:
+    """Query after query on the same infos (what they remember of earlier queries must not leak),
+    and each query typed one character at a time."""
     infos = [_info(index, text, name) for index, (text, name) in enumerate(texts)]
-    expected = [info for info in infos if not query.strip() or _by_definition(info, query)]
-    if query.strip().startswith("re:"):
-        return
-    assert search_sessions(infos, query) == expected
-    assert search_sessions(infos, query) == expected  # again, from the kept lowercased text
+    for query in queries:
+        if query.strip().startswith("re:"):
+            continue
+        for typed in [query[:end] for end in range(1, len(query) + 1)]:
+            expected = [info for info in infos if not typed.strip() or _by_definition(info, typed)]
+            assert search_sessions(infos, typed) == expected, typed
 
 
 def test_phrases_span_any_whitespace_and_words_any_case() -> None:
