@@ -79,7 +79,7 @@ end
 local ok, err = pcall(function()
   local pi = require("pi")
   local chat = require("pi.chat")
-  pi.setup({ cmd = cfg.cmd, autostart = false, settings = cfg.settings })
+  pi.setup({ cmd = cfg.cmd, autostart = false, settings = cfg.settings, chat_keys = { prev_message = "[m" } })
   local buf
 
   local function run_ended()
@@ -109,6 +109,11 @@ local ok, err = pcall(function()
     out.running_left = row_of(buf, "> running") ~= nil
     wait_for("the statusline", function() return pi.statusline():find("/", 1, true) ~= nil end, 5000)
     out.statusline = pi.statusline()
+  end)
+
+  step("user_bash", function()
+    chat.send(buf, "!echo typed-by-me")
+    wait_for("the user's command", function() return row_of(buf, "> result $ echo typed-by-me: typed-by-me") ~= nil end)
   end)
 
   step("retry", function()
@@ -150,7 +155,7 @@ local ok, err = pcall(function()
     out.jump_next = vim.api.nvim_get_current_line()
     out.jump_next_row = vim.api.nvim_win_get_cursor(0)[1]
     feed("]]")
-    feed("[[")
+    feed("[m") -- prev_message, set to [m in setup()
     out.jump_back_row = vim.api.nvim_win_get_cursor(0)[1]
     local code = row_of(buf, "print('hi')")
     vim.api.nvim_win_set_cursor(0, { code, 0 })
@@ -201,6 +206,12 @@ local ok, err = pcall(function()
     wait_for("the branch summary", function() return text(tree_buf):find("branch_summary", 1, true) ~= nil end)
     out.tree_summary = lines(tree_buf)
     vim.cmd("close")
+    -- the chat followed: the branch up to the first reply, the summary, the message to edit
+    wait_for("the chat to follow the navigation", function()
+      local l = lines(buf)
+      return text(buf):find("┆ branch summary", 1, true) ~= nil and l[#l] == "branch from elsewhere"
+    end)
+    out.chat_after_navigate = lines(buf)
   end)
 
   step("edit_resend", function()

@@ -126,6 +126,10 @@ async def test_every_command_in_a_real_neovim(tmp_path: Path) -> None:
     assert seen["output_folded"] is True
     assert seen["output_fold_lines"] == ["┆ output", "┆ one", "┆ two"]
     assert re.fullmatch(r"pi \d+(\.\d)?k?/200k \d+%", seen["statusline"]), seen["statusline"]
+    # `!cmd` in the prompt is the user's own command, stored as pi's bashExecution message
+    messages = [e["message"] for e in main if e["type"] == "message"]
+    bash_runs = [m for m in messages if m["role"] == "bashExecution"]
+    assert [(b["command"], b["output"].strip()) for b in bash_runs] == [("echo typed-by-me", "typed-by-me")]
     # a retried overload is notified on one line
     assert seen["retry_message"].startswith("pi: retry 1/"), seen["retry_message"]
     # :PiCompact said what it would do before doing it
@@ -157,6 +161,8 @@ async def test_every_command_in_a_real_neovim(tmp_path: Path) -> None:
     external = "\n".join(seen["tree_external"])
     assert "branch from elsewhere" in external and "├─ " in external
     assert any("branch_summary" in line and "leaf" in line for line in seen["tree_summary"])
+    navigated = "\n".join(seen["chat_after_navigate"])
+    assert "Bye." in navigated and "Ran it." not in navigated and "┆ branch summary" in navigated
     summaries = [e for e in main if e["type"] == "branch_summary"]
     assert len(summaries) == 1
     # edit & resend: the message came back to the prompt; the new one is a sibling of the old

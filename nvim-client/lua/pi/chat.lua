@@ -311,8 +311,23 @@ function M.set_prompt(buf, text)
   api.nvim_buf_set_lines(buf, row + 1, -1, false, split(text))
 end
 
+--- `!cmd` / `!!cmd` typed in the prompt: the user's own command (pi/bash), stored as pi stores it
+--- (`!!`: left out of the context). During a run the server stores it when the run ends.
+local function run_bash(buf, chat, bang, command)
+  pi().bash({ session = chat.session, command = command, excludeFromContext = bang == "!!" }, function(err, result)
+    if err then
+      return pi().notify("pi: bash: " .. pi().format_error(err), vim.log.levels.ERROR)
+    end
+    if chat.running or not api.nvim_buf_is_valid(buf) then
+      return pi().notify(string.format("pi: $ %s: exit %s (stored when the run ends)", command, tostring(result.exitCode)))
+    end
+    local message = { role = "bashExecution", command = command, output = result.output, exitCode = result.exitCode }
+    mark_entry(buf, append(buf, M.message_lines(message)), result.entryId, "bashExecution")
+  end)
+end
+
 --- Send `text` (default: the prompt area) from the chat buffer `buf`. While a run is active it is
---- queued: as steering, or as a follow-up when `behavior` is "followUp".
+--- queued: as steering, or as a follow-up when `behavior` is "followUp". `!cmd` runs a command.
 function M.send(buf, text, behavior)
   buf = (buf == nil or buf == 0) and api.nvim_get_current_buf() or buf
   local chat = chats[buf]
@@ -322,6 +337,10 @@ function M.send(buf, text, behavior)
   text = text or take_prompt(buf)
   if text == "" then
     return
+  end
+  local bang, command = text:match("^(!!?)(.*)$")
+  if bang and vim.trim(command) ~= "" then
+    return run_bash(buf, chat, bang, vim.trim(command))
   end
   local params = { session = chat.session, text = text }
   local starts = not (chat.running or chat.in_flight)
@@ -491,6 +510,35 @@ function M.open(text, callback)
       return pi().notify("pi: chat: " .. pi().format_error(err), vim.log.levels.ERROR)
     end
     show(state.sessionId, text, callback)
+  end)
+end
+
+local function prompt_empty(buf)
+  local rest = api.nvim_buf_get_lines(buf, marker_row(buf) + 1, -1, false)
+  return vim.trim(table.concat(rest, "\n")) == ""
+end
+
+--- Follow changes made elsewhere (called by setup()): a navigation (:PiTree, another editor), lines
+--- appended by another program or a compaction redraw the chats of that session when no run of theirs
+--- is streaming; a navigation's editor text fills an empty prompt area, as pi's editor does.
+function M.attach()
+  pi().on("PiSessionChanged", function(change)
+    local reason = change.reason
+    if reason ~= "navigate" and reason ~= "external" and reason ~= "compaction" then
+      return
+    end
+    for buf, chat in pairs(chats) do
+      if chat.session == change.sessionId and not chat.running and api.nvim_buf_is_valid(buf) then
+        M.refresh(buf)
+      end
+    end
+  end)
+  pi().on("PiEditorText", function(editor)
+    local session = pi().state.session
+    local buf = session and M.buffer(session.sessionId)
+    if buf and prompt_empty(buf) then
+      M.set_prompt(buf, editor.text)
+    end
   end)
 end
 

@@ -666,6 +666,7 @@ function M.setup(opts)
   if not M._status_attached then
     M._status_attached = true
     require("pi.status").attach()
+    require("pi.chat").attach()
   end
   local group = api.nvim_create_augroup("pi_nvim", { clear = true })
   if M.config.attach_patterns and #M.config.attach_patterns > 0 then
