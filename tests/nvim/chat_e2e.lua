@@ -1,23 +1,7 @@
 -- For tests/nvim/test_nvim_chat.py: :PiChat against the real server and a fake model. Config: a JSON
 -- file named by $PI_NVIM_TEST_CONFIG with { cmd, settings, out }. Writes what it saw to `out`.
-local decode = vim.json and vim.json.decode or vim.fn.json_decode
-local encode = vim.json and vim.json.encode or vim.fn.json_encode
-local handle = assert(io.open(os.getenv("PI_NVIM_TEST_CONFIG"), "r"))
-local cfg = decode(handle:read("*a"))
-handle:close()
-
-local out = { asked = {}, messages = {} }
-local real_notify = vim.notify
-vim.notify = function(msg, level)
-  table.insert(out.messages, msg)
-  return real_notify(msg, level)
-end
-local function finish()
-  local f = assert(io.open(cfg.out, "w"))
-  f:write(encode(out))
-  f:close()
-  vim.cmd("qall!")
-end
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
+local cfg, out, finish = H.cfg, H.out, H.finish
 
 local ok, err = pcall(function()
   local pi = require("pi")
@@ -27,14 +11,7 @@ local ok, err = pcall(function()
     table.insert(out.asked, { items = items, prompt = opts.prompt })
     vim.defer_fn(function() on_choice(items[1], 1) end, 10)
   end
-  local function text()
-    return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-  end
-  local function wait_for(what, fn)
-    if not vim.wait(20000, fn, 20) then
-      error("timed out waiting for " .. what .. "; buffer:\n" .. text())
-    end
-  end
+  local text, wait_for = H.text, H.wait_for
 
   -- 1. :PiChat hello: a new session, the reply streams into the chat buffer
   vim.cmd("PiChat hello")

@@ -1,25 +1,9 @@
 -- For tests/nvim/test_nvim_commands.py: every command of the plugin against the real server and a
 -- fake model. Config: a JSON file named by $PI_NVIM_TEST_CONFIG with { cmd, settings, out }.
 -- Writes what it saw to `out` (also when a step fails: `error` names it).
-local decode = vim.json and vim.json.decode or vim.fn.json_decode
-local encode = vim.json and vim.json.encode or vim.fn.json_encode
-local handle = assert(io.open(os.getenv("PI_NVIM_TEST_CONFIG"), "r"))
-local cfg = decode(handle:read("*a"))
-handle:close()
-
-local out = { asked = {}, messages = {}, steps = {} }
-local function finish()
-  local f = assert(io.open(cfg.out, "w"))
-  f:write(encode(out))
-  f:close()
-  vim.cmd("qall!")
-end
-
-local real_notify = vim.notify
-vim.notify = function(msg, level)
-  table.insert(out.messages, msg)
-  return real_notify(msg, level)
-end
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
+local cfg, out, finish, decode, encode = H.cfg, H.out, H.finish, H.decode, H.encode
+out.steps = {}
 
 -- vim.ui.select answers by what is asked: `answers` maps a prompt pattern to a function(items).
 local answers = {}
@@ -40,17 +24,7 @@ vim.ui.select = function(items, opts, on_choice)
   vim.defer_fn(function() on_choice(nil) end, 10)
 end
 
-local function lines(buf)
-  return vim.api.nvim_buf_get_lines(buf or 0, 0, -1, false)
-end
-local function text(buf)
-  return table.concat(lines(buf), "\n")
-end
-local function wait_for(what, fn, ms)
-  if not vim.wait(ms or 20000, fn, 20) then
-    error("timed out waiting for " .. what .. "; buffer " .. vim.api.nvim_buf_get_name(0) .. ":\n" .. text())
-  end
-end
+local lines, text, wait_for = H.lines, H.text, H.wait_for
 local function said(pattern)
   for _, m in ipairs(out.messages) do
     if m:find(pattern, 1, true) then

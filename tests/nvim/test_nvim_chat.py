@@ -4,15 +4,14 @@ a streamed reply lands in the chat buffer, a bash call is approved through (a st
 
 from __future__ import annotations
 
-import asyncio
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.agent.chat_support import MODEL, Workspace
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
-from tests.nvim.test_nvim_client import NVIM, REPO, _server_cmd
+from tests.nvim.headless import run_lua
+from tests.nvim.test_nvim_client import NVIM
 from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("chat_e2e.lua")
@@ -34,28 +33,8 @@ async def test_chat_streams_approves_and_stops(tmp_path: Path) -> None:
     try:
         async with FakeAnthropic(replies) as fake:
             write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-            out = tmp_path / "out.json"
-            config = tmp_path / "config.json"
             settings = {"model": MODEL, "sessionDir": str(ws.sessions)}
-            config.write_text(json.dumps({"cmd": _server_cmd(), "settings": settings, "out": str(out)}))
-            env = {
-                **ws.server_env(fake.url),
-                "PI_NVIM_TEST_CONFIG": str(config),
-                "XDG_CACHE_HOME": str(tmp_path / "cache"),
-                "XDG_STATE_HOME": str(tmp_path / "state"),
-                "XDG_DATA_HOME": str(tmp_path / "data"),
-                "NVIM_LOG_FILE": str(tmp_path / "nvim.log"),
-            }
-            nvim = await asyncio.create_subprocess_exec(
-                str(NVIM), "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
-                "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {SCRIPT}",
-                cwd=ws.cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            )  # fmt: skip
-            output, _ = await asyncio.wait_for(nvim.communicate(), 90)
-            assert nvim.returncode == 0, output.decode(errors="replace")[-2000:]
-            seen = json.loads(out.read_text())
-            assert "error" not in seen, (seen.get("error"), seen.get("messages"))
+            seen = await run_lua(SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, 90)
             requests = len(fake.requests)
         messages = [e["message"] for e in ws.entries() if e["type"] == "message"]
     finally:

@@ -8,7 +8,6 @@ filters, a branch appended by another program, navigate-with-summary, the status
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -26,7 +25,8 @@ from tests.llm.fake_anthropic import (
     assistant_stream,
     error_reply,
 )
-from tests.nvim.test_nvim_client import NVIM, REPO, _server_cmd
+from tests.nvim.headless import lsp_log, run_lua
+from tests.nvim.test_nvim_client import NVIM
 from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("commands_e2e.lua")
@@ -59,12 +59,9 @@ def _replies() -> list[Reply]:
     ]
 
 
-async def _run(tmp_path: Path) -> tuple[dict[str, Any], Workspace, list[Any], str]:
-    ws = Workspace({"AGENTS.md": "Answer briefly.\n"})
+async def _run(tmp_path: Path, ws: Workspace) -> tuple[dict[str, Any], list[Any], str]:
     async with FakeAnthropic(_replies()) as fake:
         write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-        out = tmp_path / "out.json"
-        config = tmp_path / "config.json"
         settings = {
             "model": MODEL,
             "sessionDir": str(ws.sessions),
@@ -72,35 +69,12 @@ async def _run(tmp_path: Path) -> tuple[dict[str, Any], Workspace, list[Any], st
             "summarizer": "offline",
             "compaction": {"keepRecentTokens": 5},
         }
-        new_path = str(tmp_path / "fresh" / "new-session.jsonl")
         (tmp_path / "fresh").mkdir()
-        config.write_text(
-            json.dumps(
-                {"cmd": _server_cmd(), "settings": settings, "out": str(out), "new_session_path": new_path}
-            )
-        )
-        env = {
-            **ws.server_env(fake.url),
-            "PI_NVIM_TEST_CONFIG": str(config),
-            "XDG_CACHE_HOME": str(tmp_path / "cache"),
-            "XDG_STATE_HOME": str(tmp_path / "state"),
-            "XDG_DATA_HOME": str(tmp_path / "data"),
-            "NVIM_LOG_FILE": str(tmp_path / "nvim.log"),
-        }
-        nvim = await asyncio.create_subprocess_exec(
-            str(NVIM), "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
-            "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {SCRIPT}",
-            cwd=ws.cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        )  # fmt: skip
-        output, _ = await asyncio.wait_for(nvim.communicate(), 150)
-        assert nvim.returncode == 0, output.decode(errors="replace")[-2000:]
-        seen = json.loads(out.read_text())
-        assert "error" not in seen, f"step {seen.get('current')}: {seen.get('error')}"
+        new_path = str(tmp_path / "fresh" / "new-session.jsonl")
+        env = ws.server_env(fake.url)
+        seen = await run_lua(SCRIPT, tmp_path, ws.cwd, env, settings, 150, new_session_path=new_path)
         requests = list(fake.requests)
-    lsp_log_path = tmp_path / "cache" / "nvim" / "lsp.log"
-    lsp_log = lsp_log_path.read_text() if lsp_log_path.exists() else ""
-    return seen, ws, requests, lsp_log
+    return seen, requests, lsp_log(tmp_path)
 
 
 def _entries(path: str) -> list[dict[str, Any]]:
@@ -108,13 +82,12 @@ def _entries(path: str) -> list[dict[str, Any]]:
 
 
 async def test_every_command_in_a_real_neovim(tmp_path: Path) -> None:
-    ws = None
+    ws = Workspace({"AGENTS.md": "Answer briefly.\n"})
     try:
-        seen, ws, requests, lsp_log = await _run(tmp_path)
+        seen, requests, log = await _run(tmp_path, ws)
         main = _entries(seen["session_file"])
     finally:
-        if ws is not None:
-            ws.cleanup()
+        ws.cleanup()
 
     # thinking folded; the reply's text and code shown
     first = seen["first"]
@@ -199,4 +172,4 @@ async def test_every_command_in_a_real_neovim(tmp_path: Path) -> None:
     # every message fit one line; the model was asked exactly as scripted; quitting logged no error
     assert all("\n" not in m for m in seen["messages"])
     assert len(requests) == 8
-    assert "Traceback" not in lsp_log and "RuntimeError" not in lsp_log, lsp_log[-3000:]
+    assert "Traceback" not in log and "RuntimeError" not in log, log[-3000:]

@@ -137,22 +137,10 @@ function M.system_prompt(callback)
     if err then
       return fail("system prompt", err)
     end
-    local name = "pi://system-prompt"
-    local buf = vim.fn.bufnr(name)
-    if buf == -1 then
-      buf = api.nvim_create_buf(false, true)
-      api.nvim_buf_set_name(buf, name)
-      api.nvim_buf_set_option(buf, "buftype", "nofile")
-      api.nvim_buf_set_option(buf, "bufhidden", "hide")
-      api.nvim_buf_set_option(buf, "swapfile", false)
-      api.nvim_buf_set_option(buf, "filetype", "markdown")
-      vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, silent = true, desc = "pi: close" })
-    end
-    require("pi.ui").show_buffer(buf)
+    local buf = require("pi.ui").scratch("pi://system-prompt", "markdown")
+    vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, silent = true, desc = "pi: close" })
     local settings = pi().config.settings or {}
-    api.nvim_buf_set_option(buf, "modifiable", true)
-    api.nvim_buf_set_lines(buf, 0, -1, false, M.system_prompt_lines(result, settings.tokenizer))
-    api.nvim_buf_set_option(buf, "modifiable", false)
+    require("pi.ui").set_lines(buf, M.system_prompt_lines(result, settings.tokenizer))
     if callback then
       callback(buf)
     end

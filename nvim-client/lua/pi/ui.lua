@@ -43,7 +43,7 @@ function M.show_buffer(buf, split)
 end
 
 --- A named scratch buffer, shown in a window (reused when already visible).
-local function scratch(name, filetype)
+function M.scratch(name, filetype)
   local buf = vim.fn.bufnr(name)
   if buf == -1 or not api.nvim_buf_is_valid(buf) then
     buf = api.nvim_create_buf(false, true)
@@ -56,7 +56,8 @@ local function scratch(name, filetype)
   return M.show_buffer(buf)
 end
 
-local function set_lines(buf, lines)
+--- Replace the text of a read-only scratch buffer.
+function M.set_lines(buf, lines)
   api.nvim_buf_set_option(buf, "modifiable", true)
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   api.nvim_buf_set_option(buf, "modifiable", false)
@@ -125,7 +126,7 @@ M.tree_filter = "default"
 local function render_tree(buf, t)
   local lines, ids = tree.render(t, { filter = M.tree_filter })
   tree_ids[buf] = ids
-  set_lines(buf, lines)
+  M.set_lines(buf, lines)
   -- put the cursor on the leaf
   for i, id in ipairs(ids) do
     if id and id == t.leafId then
@@ -158,7 +159,7 @@ function M.refresh_tree(callback)
     if err and err.code == pi().codes.SessionNotFound then
       if api.nvim_buf_is_valid(buf) then
         tree_ids[buf] = {}
-        set_lines(buf, { "(no active session)" })
+        M.set_lines(buf, { "(no active session)" })
       end
     elseif err and err.code ~= pi().codes.NotRunning then
       pi().notify("pi: tree: " .. pi().format_error(err), vim.log.levels.ERROR)
@@ -219,7 +220,7 @@ function M.open_tree(callback)
       end
       return
     end
-    local buf = scratch("pi://tree", "pitree")
+    local buf = M.scratch("pi://tree", "pitree")
     local function key(lhs, fn, desc)
       vim.keymap.set("n", lhs, fn, { buffer = buf, silent = true, desc = "pi: " .. desc })
     end
@@ -301,9 +302,9 @@ function M.open_context(callback)
       end
       return
     end
-    local buf = scratch("pi://context", "markdown")
+    local buf = M.scratch("pi://context", "markdown")
     vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, silent = true, desc = "pi: close" })
-    set_lines(buf, M.context_lines(ctx))
+    M.set_lines(buf, M.context_lines(ctx))
     if callback then
       callback(nil, buf)
     end
@@ -320,9 +321,9 @@ function M.refresh_context()
       return
     end
     if not err then
-      set_lines(buf, M.context_lines(ctx))
+      M.set_lines(buf, M.context_lines(ctx))
     elseif err.code == pi().codes.SessionNotFound then
-      set_lines(buf, { "(no active session)" })
+      M.set_lines(buf, { "(no active session)" })
     end
   end)
 end
