@@ -196,3 +196,25 @@ test("Open in Chat focuses the message's article", () => {
   assert.equal(doc.activeElement?.getAttribute("aria-label"), "assistant message");
   assert.equal((doc.activeElement as HTMLElement).dataset.entryId, "a1");
 });
+
+test("the view follows the stream only while it is at the bottom", () => {
+  const { doc, app } = open();
+  const log = doc.getElementById("log") as HTMLElement;
+  // jsdom has no layout: each article is 100 px tall in a 50 px high view.
+  let top = 0;
+  const height = (): number => log.querySelectorAll("article").length * 100;
+  Object.defineProperty(log, "scrollHeight", { get: height });
+  Object.defineProperty(log, "clientHeight", { get: () => 50 });
+  Object.defineProperty(log, "scrollTop", { get: () => top, set: (value: number) => (top = Math.max(0, Math.min(value, height() - 50))) });
+  const messages = (count: number) => Array.from({ length: count }, (_, i) => ({ key: `u${i}`, kind: "user" as const, text: `m${i}` }));
+  app.receive({ type: "state", state: { ...base, running: true, messages: messages(1) } });
+  assert.equal(top, 50);
+  app.receive({ type: "state", state: { ...base, running: true, messages: messages(2) } });
+  assert.equal(top, 150, "at the bottom: follows");
+  top = 60; // the reader scrolls up
+  app.receive({ type: "state", state: { ...base, running: true, messages: messages(3) } });
+  assert.equal(top, 60, "scrolled up: stays");
+  assert.equal((doc.querySelector(".working") as HTMLElement).hidden, false);
+  app.receive({ type: "state", state: { ...base, messages: messages(3) } });
+  assert.equal((doc.querySelector(".working") as HTMLElement).hidden, true);
+});

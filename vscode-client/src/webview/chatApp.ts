@@ -56,6 +56,8 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   toolbar.append(modelSelect, thinkingSelect);
   const log = element(doc, "main", { id: "log", "aria-live": "polite" });
   const status = element(doc, "div", { id: "status", role: "status" });
+  const working = element(doc, "div", { class: "working" }, "pi is working… (Stop to abort)");
+  working.hidden = true;
   const suggestions = element(doc, "ul", { id: "suggestions", role: "listbox", "aria-label": "Suggestions" });
   suggestions.hidden = true;
   const input = element(doc, "textarea", { id: "prompt", rows: "3", "aria-label": "Message pi" });
@@ -64,7 +66,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   const stop = element(doc, "button", { type: "button" }, "Stop");
   const buttons = element(doc, "div", { class: "buttons" });
   buttons.append(send, stop);
-  doc.body.append(toolbar, log, status, suggestions, label, input, buttons);
+  doc.body.append(toolbar, log, working, status, suggestions, label, input, buttons);
 
   let state: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: false, hasMore: false, approvals: [] };
   let models: ModelChoice[] = [];
@@ -130,6 +132,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     if (loadingOlder) log.scrollTop = log.scrollHeight - log.clientHeight - fromBottom;
     else if (atBottom) log.scrollTop = log.scrollHeight;
     loadingOlder = false;
+    working.hidden = !state.running;
     input.placeholder = state.running ? "Enter: steer the run · Alt+Enter: follow-up after it" : "Enter: send · Shift+Enter: new line";
   }
 
