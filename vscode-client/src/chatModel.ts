@@ -24,6 +24,8 @@ export interface ChatMessage {
   /** The message's text; for a tool call, its one-line summary. */
   text: string;
   tool?: ToolCard;
+  /** How many images a user message carries (pasted or dropped). */
+  images?: number;
   /** A reply's thinking, when it has any (drawn as a collapsed block). */
   thinking?: string;
   isError?: boolean;
@@ -38,6 +40,14 @@ export function contentThinking(content: unknown): string {
     .filter((part): part is Json => typeof part === "object" && part !== null && (part as Json).type === "thinking")
     .map((part) => (typeof part.thinking === "string" ? part.thinking : ""))
     .join("\n\n");
+}
+
+/** A user message: its text, and the number of its images when it has any. */
+function userMessage(key: string, content: unknown): ChatMessage {
+  const images = Array.isArray(content)
+    ? content.filter((part) => typeof part === "object" && part !== null && (part as Json).type === "image").length
+    : 0;
+  return { key, kind: "user", text: contentText(content), ...(images > 0 ? { images } : {}) };
 }
 
 /** The session entry a message is drawn from, once known (keys of messages still streaming hold a ':'). */
@@ -80,7 +90,7 @@ export class ChatTranscript {
       if (entry.type !== "message") continue;
       const message = entry.message as Json;
       const id = String(entry.id);
-      if (message.role === "user") transcript.messages.push({ key: id, kind: "user", text: contentText(message.content) });
+      if (message.role === "user") transcript.messages.push(userMessage(id, message.content));
       else if (message.role === "assistant") {
         const text = contentText(message.content);
         const thinking = contentThinking(message.content);
@@ -185,7 +195,7 @@ export class ChatTranscript {
       case "message_start": {
         const message = event.message as Json;
         if (message.role === "user") {
-          this.sentUser = { key: `user:${this.messages.length}`, kind: "user", text: contentText(message.content) };
+          this.sentUser = userMessage(`user:${this.messages.length}`, message.content);
           this.messages.push(this.sentUser);
           return true;
         }

@@ -30,16 +30,22 @@ export interface ModelChoice {
 export type HostToWebview =
   | { type: "state"; state: ChatViewState }
   | { type: "status"; status: string }
-  | { type: "draft"; text: string }
+  | { type: "draft"; text: string; images?: PromptImage[] }
   | { type: "reveal"; entryId: string }
   | { type: "models"; models: ModelChoice[]; modelId: string; thinkingLevel: string }
   | { type: "completions"; kind: "mention" | "command"; query: string; items: { value: string; detail: string }[] };
 
 export type SendMode = "steer" | "followUp";
 
+/** An image pasted or dropped into the prompt box, as `pi/prompt` takes it (base64, no data: prefix). */
+export interface PromptImage {
+  data: string;
+  mimeType: string;
+}
+
 export type WebviewToHost =
   | { type: "ready" }
-  | { type: "send"; text: string; mode: SendMode }
+  | { type: "send"; text: string; mode: SendMode; images?: PromptImage[] }
   | { type: "stop" }
   | { type: "restoreQueue" }
   | { type: "loadOlder" }

@@ -9,7 +9,7 @@ import { LanguageClient } from "vscode-languageclient/node";
 import { askApproval } from "./approvals";
 import { ApprovalAnswer, ApprovalRequest, PendingApprovals } from "./approvalModel";
 import { ChatCompletions } from "./chatCompletions";
-import type { ChatNotice, HostToWebview, ModelChoice, WebviewToHost } from "./chatProtocol";
+import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "./chatProtocol";
 import { ChatSync } from "./chatSync";
 import { currentText, DiffDocuments } from "./diffView";
 import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "./messageActions";
@@ -145,7 +145,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         case "ready":
           return await this.redraw();
         case "send":
-          return await this.send(message.text, message.mode);
+          return await this.send(message.text, message.mode, message.images ?? []);
         case "stop":
           await this.request("pi/abort", {});
           return;
@@ -187,13 +187,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   /** Enter steers and Alt+Enter follows up while a run is active; with no run either starts one. */
-  private async send(text: string, mode: "steer" | "followUp"): Promise<void> {
+  private async send(text: string, mode: "steer" | "followUp", images: PromptImage[]): Promise<void> {
     try {
       if (!this.session.current) await this.session.continueRecent();
       this.status("");
-      await this.request("pi/prompt", { text, streamingBehavior: mode });
+      await this.request("pi/prompt", { text, streamingBehavior: mode, ...(images.length > 0 ? { images } : {}) });
     } catch (error) {
-      this.postToView({ type: "draft", text }); // nothing typed is lost
+      this.postToView({ type: "draft", text, images }); // nothing typed or attached is lost
       if (isNoKeyError(error)) {
         this.notice = "noApiKey";
         this.post();
@@ -264,6 +264,9 @@ body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding:
 .queued .tag { opacity: 0.7; font-style: italic; }
 #suggestions { list-style: none; margin: 0; padding: 0; max-height: 12em; overflow-y: auto; border: 1px solid var(--vscode-widget-border, transparent); }
 #suggestions li[aria-selected="true"] { background: var(--vscode-list-activeSelectionBackground); color: var(--vscode-list-activeSelectionForeground); }
+.working { font-style: italic; opacity: 0.8; }
+.attachments { display: flex; gap: 4px; flex-wrap: wrap; }
+.attachments-note { opacity: 0.7; font-style: italic; }
 textarea { width: 100%; box-sizing: border-box; resize: vertical; }
 </style></head>
 <body>

@@ -28,7 +28,7 @@ function open(saved?: SavedState) {
     assert.ok(found, `button ${name}`);
     return found;
   };
-  return { app, doc, input, press, type, button, posted, saved: () => state };
+  return { app, dom, doc, input, press, type, button, posted, saved: () => state };
 }
 
 const base: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: false, hasMore: false, approvals: [] };
@@ -217,4 +217,32 @@ test("the view follows the stream only while it is at the bottom", () => {
   assert.equal((doc.querySelector(".working") as HTMLElement).hidden, false);
   app.receive({ type: "state", state: { ...base, messages: messages(3) } });
   assert.equal((doc.querySelector(".working") as HTMLElement).hidden, true);
+});
+
+test("pasted and dropped images are attached to the next message; other files are refused with a word", async () => {
+  const { dom, doc, input, type, press, posted, button, app } = open();
+  const paste = new dom.window.Event("paste", { bubbles: true, cancelable: true });
+  const png = new dom.window.File([new Uint8Array([137, 80, 78, 71])], "shot.png", { type: "image/png" });
+  Object.defineProperty(paste, "clipboardData", { value: { files: [png] } });
+  input.dispatchEvent(paste);
+  assert.equal(paste.defaultPrevented, true);
+  const list = doc.querySelector("[aria-label='Attached images']") as HTMLElement;
+  for (let i = 0; i < 100 && list.children.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.match(list.textContent ?? "", /shot\.png/);
+  const drop = new dom.window.Event("drop", { bubbles: true, cancelable: true });
+  const text = new dom.window.File(["x"], "notes.txt", { type: "text/plain" });
+  Object.defineProperty(drop, "dataTransfer", { value: { files: [text], types: ["Files"] } });
+  doc.body.dispatchEvent(drop);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.match(doc.querySelector("[role=status]")?.textContent ?? "", /notes\.txt is not a PNG, JPEG, GIF or WebP image/);
+  assert.equal(list.children.length, 1);
+  type("what is this?");
+  press("Enter");
+  assert.deepEqual(posted.at(-1), { type: "send", text: "what is this?", mode: "steer", images: [{ data: "iVBORw==", mimeType: "image/png" }] });
+  assert.equal(list.children.length, 0);
+  // A prompt that failed comes back with its images; one can be removed again.
+  app.receive({ type: "draft", text: "what is this?", images: [{ data: "iVBORw==", mimeType: "image/png" }] });
+  assert.equal(list.children.length, 1);
+  button("×", list).click();
+  assert.equal(list.children.length, 0);
 });

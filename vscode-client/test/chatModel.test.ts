@@ -118,3 +118,11 @@ test("a message that ends under an entry id already drawn is kept once", () => {
   chat.apply({ type: "message_end", entryId: "u1", message: { role: "user", content: "hi" } });
   assert.deepEqual(chat.messages.map((m) => m.key), ["u1"]);
 });
+
+test("a user message with images says how many it carries", () => {
+  const parts = [{ type: "text", text: "look" }, { type: "image", data: "x", mimeType: "image/png" }];
+  const chat = ChatTranscript.fromBranch([{ type: "message", id: "u", message: { role: "user", content: parts } }]);
+  assert.deepEqual(chat.messages, [{ key: "u", kind: "user", text: "look", images: 1 }]);
+  chat.apply({ type: "message_start", message: { role: "user", content: [...parts, parts[1]] } });
+  assert.equal(chat.messages[1].images, 2);
+});

@@ -62,3 +62,9 @@ test("an opened thinking block stays open when the message is drawn again", () =
   first.dispatchEvent(new context.document.defaultView!.Event("toggle"));
   assert.equal((messageArticle(context, reply).querySelector("details") as HTMLDetailsElement).open, true);
 });
+
+test("a user message's images are noted under its text", () => {
+  const { context } = setup();
+  assert.equal(messageArticle(context, { key: "u1", kind: "user", text: "see", images: 2 }).querySelector(".attachments-note")?.textContent, "[2 images]");
+  assert.equal(messageArticle(context, { key: "u2", kind: "user", text: "see" }).querySelector(".attachments-note"), null);
+});

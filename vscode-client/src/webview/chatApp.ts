@@ -8,6 +8,7 @@ import {
   type ChatViewState,
   type HostToWebview,
   type ModelChoice,
+  type PromptImage,
   type SendMode,
   type WebviewToHost,
 } from "../chatProtocol";
@@ -30,6 +31,19 @@ export interface VsCodeApi {
 const BOTTOM_SLACK = 24;
 /** Closer than this to the top loads the older page. */
 const TOP_SLACK = 40;
+/** Largest image accepted (pi sends at most about this much base64 per image to the model). */
+export const MAX_IMAGE_BYTES = 3_300_000;
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+/** A file's bytes as base64, without the data: prefix. */
+function readBase64(win: Window, file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new (win as unknown as { FileReader: typeof FileReader }).FileReader();
+    reader.onload = () => resolve(typeof reader.result === "string" ? reader.result.replace(/^data:[^,]*,/, "") : "");
+    reader.onerror = () => reject(new Error(`could not read ${file.name}`));
+    reader.readAsDataURL(file);
+  });
+}
 
 export interface ChatApp {
   receive(message: HostToWebview): void;
@@ -66,7 +80,8 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   const stop = element(doc, "button", { type: "button" }, "Stop");
   const buttons = element(doc, "div", { class: "buttons" });
   buttons.append(send, stop);
-  doc.body.append(toolbar, log, working, status, suggestions, label, input, buttons);
+  const attachmentList = element(doc, "div", { class: "attachments", role: "list", "aria-label": "Attached images" });
+  doc.body.append(toolbar, log, working, status, suggestions, attachmentList, label, input, buttons);
 
   let state: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: false, hasMore: false, approvals: [] };
   let models: ModelChoice[] = [];
@@ -171,11 +186,64 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   const saveDraft = (): void => api.setState({ draft: input.value });
   input.value = api.getState()?.draft ?? "";
 
+  let images: (PromptImage & { name: string })[] = [];
+
+  function drawAttachments(): void {
+    attachmentList.replaceChildren(
+      ...images.map((image, index) => {
+        const item = element(doc, "span", { role: "listitem", class: "attachment" }, `${image.name} `);
+        const remove = element(doc, "button", { type: "button", "aria-label": `Remove image ${image.name}` }, "×");
+        remove.addEventListener("click", () => {
+          images.splice(index, 1);
+          drawAttachments();
+        });
+        item.append(remove);
+        return item;
+      }),
+    );
+  }
+
+  /** Pasted or dropped files: images are attached to the next message, anything else is refused with a word. */
+  async function attach(files: File[]): Promise<void> {
+    for (const file of files) {
+      if (!IMAGE_TYPES.has(file.type)) {
+        status.textContent = `${file.name || "That file"} is not a PNG, JPEG, GIF or WebP image; mention files with @ instead.`;
+        continue;
+      }
+      if (file.size > MAX_IMAGE_BYTES) {
+        status.textContent = `${file.name || "The image"} is larger than ${MAX_IMAGE_BYTES / 1_000_000} MB; attach a smaller one.`;
+        continue;
+      }
+      images.push({ name: file.name || `image ${images.length + 1}`, mimeType: file.type, data: await readBase64(win, file) });
+      drawAttachments();
+    }
+  }
+
+  const imageFiles = (list: FileList | null | undefined): File[] => Array.from(list ?? []);
+  input.addEventListener("paste", (event: ClipboardEvent) => {
+    const files = imageFiles(event.clipboardData?.files);
+    if (files.length === 0) return;
+    event.preventDefault();
+    void attach(files);
+  });
+  doc.addEventListener("dragover", (event: DragEvent) => {
+    if (event.dataTransfer?.types.includes("Files")) event.preventDefault();
+  });
+  doc.addEventListener("drop", (event: DragEvent) => {
+    const files = imageFiles(event.dataTransfer?.files);
+    if (files.length === 0) return;
+    event.preventDefault();
+    void attach(files);
+  });
+
   function submit(mode: SendMode): void {
     const text = input.value.trim();
-    if (text === "") return;
-    post({ type: "send", text, mode });
+    if (text === "" && images.length === 0) return;
+    const attached = images.map(({ data, mimeType }) => ({ data, mimeType }));
+    post(attached.length > 0 ? { type: "send", text, mode, images: attached } : { type: "send", text, mode });
     input.value = "";
+    images = [];
+    drawAttachments();
     saveDraft();
     closeSuggestions();
   }
@@ -281,6 +349,8 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
         break;
       case "draft":
         input.value = input.value.trim() === "" ? message.text : `${message.text}\n${input.value}`;
+        for (const image of message.images ?? []) images.push({ ...image, name: `image ${images.length + 1}` });
+        drawAttachments();
         saveDraft();
         input.focus();
         break;

@@ -79,6 +79,12 @@ export function messageArticle(context: MessageViewContext, message: ChatMessage
     article.append(toolCardView(context, message.tool, message.text));
   } else {
     article.textContent = message.text;
+    if (message.images) {
+      const note = context.document.createElement("div");
+      note.className = "attachments-note";
+      note.textContent = message.images === 1 ? "[1 image]" : `[${message.images} images]`;
+      article.append(note);
+    }
   }
   const entryId = entryIdOf(message);
   if (entryId !== undefined) article.dataset.entryId = entryId;
