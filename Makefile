@@ -6,7 +6,7 @@ ORACLE_DIR := .pi-oracle
 PI_VERSION := 0.73.1
 STAMP := $(VENV)/.installed
 
-.PHONY: setup oracle demo test test-fast lint typecheck bench clean vscode-test
+.PHONY: setup oracle demo test test-fast lint typecheck bench bench-vscode clean vscode-test
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,11 @@ bench: setup oracle
 	$(BIN)/python benchmarks/bench_compaction.py
 	$(BIN)/python benchmarks/bench_prompt.py
 	$(BIN)/python benchmarks/bench_agent.py
+
+# The chat's streaming benchmark: real host code in Node, the real webview bundle in headless
+# Chromium ($$CHROMIUM, else /usr/bin/chromium); numbers in docs/benchmarks.md.
+bench-vscode: $(VSCODE_DEPS)
+	cd vscode-client && npm run --silent build && node bench/run.mjs
 
 clean:
 	rm -rf $(VENV) $(ORACLE_DIR) vscode-client/node_modules vscode-client/out vscode-client/out-test .pytest_cache .mypy_cache .ruff_cache .hypothesis

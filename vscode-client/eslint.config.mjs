@@ -4,7 +4,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["out/", "out-test/", "node_modules/", "**/*.mjs"] },
+  { ignores: ["out/", "out-test/", "bench/out/", "node_modules/", "**/*.mjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -370,7 +370,27 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     }
   }
 
-  win.addEventListener("message", (event: MessageEvent) => receive(event.data as HostToWebview));
+  // The host posts the whole state after every change, one post per streamed delta. Drawing each
+  // would fall behind a fast stream (every draw re-renders the growing reply), so a state is drawn
+  // on the next animation frame, and only the latest of those that arrived meanwhile. Any other
+  // message first draws a pending state, so messages still apply in order.
+  let pendingState: ChatViewState | undefined;
+  const flushState = (): void => {
+    if (pendingState === undefined) return;
+    const latest = pendingState;
+    pendingState = undefined;
+    receive({ type: "state", state: latest });
+  };
+  win.addEventListener("message", (event: MessageEvent) => {
+    const message = event.data as HostToWebview;
+    if (message.type === "state" && typeof win.requestAnimationFrame === "function") {
+      if (pendingState === undefined) win.requestAnimationFrame(flushState);
+      pendingState = message.state;
+      return;
+    }
+    flushState();
+    receive(message);
+  });
   post({ type: "ready" });
   return { receive };
 }

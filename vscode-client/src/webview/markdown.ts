@@ -16,10 +16,16 @@ function escapeHtml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 
+/** Rendered blocks kept for reuse (a long reply has a few hundred). */
+const BLOCK_CACHE_SIZE = 2000;
+
 export type MarkdownRenderer = (markdown: string) => DocumentFragment;
 
-/** A renderer bound to `win` (the webview's window, or a jsdom window in tests). */
-export function createMarkdownRenderer(win: Window): MarkdownRenderer {
+/**
+ * A renderer bound to `win` (the webview's window, or a jsdom window in tests). `byBlock: false`
+ * renders every text whole (the reference the block-by-block rendering is tested against).
+ */
+export function createMarkdownRenderer(win: Window, { byBlock = true }: { byBlock?: boolean } = {}): MarkdownRenderer {
   const marked = new Marked({
     gfm: true,
     async: false,
@@ -42,13 +48,36 @@ export function createMarkdownRenderer(win: Window): MarkdownRenderer {
     }
     if (node.tagName === "A" && node.hasAttribute("href")) node.setAttribute("rel", "noopener noreferrer");
   });
-  return (markdown) => {
-    const html = marked.parse(markdown) as string;
-    return purify.sanitize(html, {
+  const sanitize = (html: string): DocumentFragment =>
+    purify.sanitize(html, {
       USE_PROFILES: { html: true },
       FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed", "svg", "math"],
       FORBID_ATTR: ["style"],
       RETURN_DOM_FRAGMENT: true,
     });
+  // A streamed reply is drawn again after every delta, but only its last block changes: the
+  // blocks before it are rendered (highlighted, sanitised) once and cloned from here after.
+  const blocks = new Map<string, DocumentFragment>();
+  const remember = (raw: string, fragment: DocumentFragment): void => {
+    blocks.set(raw, fragment);
+    if (blocks.size > BLOCK_CACHE_SIZE) blocks.delete(blocks.keys().next().value as string);
+  };
+  return (markdown) => {
+    const tokens = marked.lexer(markdown);
+    // Reference links tie blocks together; such a reply is rendered whole.
+    if (!byBlock || Object.keys(tokens.links).length > 0) return sanitize(marked.parser(tokens));
+    const out = win.document.createDocumentFragment();
+    tokens.forEach((token, index) => {
+      const open = index === tokens.length - 1; // may still grow
+      const cached = open ? undefined : blocks.get(token.raw);
+      if (cached) {
+        out.append(cached.cloneNode(true));
+        return;
+      }
+      const fragment = sanitize(marked.parser(Object.assign([token], { links: tokens.links })));
+      if (!open) remember(token.raw, fragment.cloneNode(true) as DocumentFragment);
+      out.append(fragment);
+    });
+    return out;
   };
 }
