@@ -26,7 +26,7 @@ def new_session_id() -> str:
 def new_entry_id(existing: Container[str]) -> str:
     """First 8 hex characters of a random UUID not in ``existing``; a full UUID after 100 collisions."""
     for _ in range(ID_ATTEMPTS):
-        candidate = uuid.uuid4().hex[:8]
+        candidate = os.urandom(4).hex()  # what a UUIDv4's first 8 hex digits are: 32 random bits
         if candidate not in existing:
             return candidate
     return str(uuid.uuid4())
@@ -34,7 +34,7 @@ def new_entry_id(existing: Container[str]) -> str:
 
 def iso_now() -> str:
     """Current UTC time like JS ``new Date().toISOString()``."""
-    return format_iso(datetime.now(UTC))
+    return datetime.now(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"  # "+00:00" → "Z"
 
 
 def format_iso(moment: datetime) -> str:

@@ -52,16 +52,20 @@ def loads_line(data: bytes) -> Any:
         return loads_deep(text)
 
 
+_LEAVES = frozenset({str, int, bool, type(None)})
+"""Exact types that are written as they are (most values of a message): skipped without a call."""
+
+
 def _js_number_form(value: Any) -> Any:
     """Floats written exactly as ``JSON.stringify`` writes them (``2`` for 2.0, ``0.000009``)."""
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return None
-        return orjson.Fragment(js_number(value))
+    if type(value) in _LEAVES:
+        return value
     if isinstance(value, dict):
         # Only containers holding a float are copied; everything else is passed through as is.
         changed: dict[Any, Any] | None = None
         for key, item in value.items():
+            if type(item) in _LEAVES:
+                continue
             form = _js_number_form(item)
             if form is not item:
                 if changed is None:
@@ -71,12 +75,18 @@ def _js_number_form(value: Any) -> Any:
     if isinstance(value, list):
         copy: list[Any] | None = None
         for index, item in enumerate(value):
+            if type(item) in _LEAVES:
+                continue
             form = _js_number_form(item)
             if form is not item:
                 if copy is None:
                     copy = list(value)
                 copy[index] = form
         return value if copy is None else copy
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        return orjson.Fragment(js_number(value))
     return value
 
 

@@ -7,7 +7,8 @@ another tool). :class:`~pi_lsp.session.store.SessionManager` owns the tree, the 
 context view, and asks this class to write and to read what other writers appended.
 
 Every write is one ``write`` of complete lines under an exclusive lock
-(:func:`~pi_lsp.session.writer.append_lines`), so writers in other processes interleave whole
+(:func:`~pi_lsp.session.writer.append_lines`; later appends through a descriptor kept open,
+:class:`~pi_lsp.session.writer.HeldAppend`), so writers in other processes interleave whole
 lines; lines are numbered from 1 as in the file, blank lines included.
 """
 
@@ -22,7 +23,14 @@ from pi_lsp.fileerrors import FileProblem
 from pi_lsp.regular_files import open_regular
 from pi_lsp.session.jsonl import loads_line
 from pi_lsp.session.loader import ReadResult, read_lines
-from pi_lsp.session.writer import Expected, append_lines, atomic_replace, write_new_file
+from pi_lsp.session.writer import (
+    Expected,
+    FileChangedError,
+    HeldAppend,
+    append_lines,
+    atomic_replace,
+    write_new_file,
+)
 
 
 class FileReplacedError(Exception):
@@ -56,9 +64,17 @@ class SessionFile:
         # Set when the path was taken over by another session (or non-session content): every
         # later write through this handle is refused with this error, the file is left alone.
         self.detached: FileProblem | None = None
+        self._held: HeldAppend | None = None  # the open descriptor appends go through
+
+    def close(self) -> None:
+        """Close the descriptor kept open for appends (the next append opens it again)."""
+        if self._held is not None:
+            self._held.close()
+            self._held = None
 
     def reset(self, path: str | None) -> None:
         """Bind to ``path`` as a file not written yet (a new session, or a new branch's file)."""
+        self.close()
         self.path = path
         self.flushed = False
         self.read_offset = 0
@@ -71,6 +87,7 @@ class SessionFile:
     def adopt(self, read: ReadResult) -> None:
         """We read the whole existing file: later reads resume where ``read`` ended."""
         assert self.path is not None
+        self.close()
         self.flushed = True
         self.read_offset = read.end_offset
         self.next_line = read.next_line
@@ -102,8 +119,16 @@ class SessionFile:
         assert self.path is not None and self.flushed and self.inode is not None
         if self.detached is not None:
             raise self.detached
+        held = self._held
+        if held is None or held.path != self.path or held.inode != self.inode:
+            self.close()
+            held = self._held = HeldAppend(self.path, self.inode)
         expect = Expected(self.inode, self.read_offset, self.header_offset, self.header_raw)
-        result = append_lines(Path(self.path), raw + b"\n", fsync=self.fsync, expect=expect)
+        try:
+            result = held.append(raw + b"\n", expect, fsync=self.fsync)
+        except FileChangedError:
+            self.close()  # the recovery binds to whatever the path holds now
+            raise
         if result.size_before != self.read_offset:
             return 0
         # A newline put before our line ends an unterminated last line: that is one more line.
@@ -136,6 +161,7 @@ class SessionFile:
 
     def _bind_written(self, lines: Sequence[bytes], size: int) -> None:
         assert self.path is not None
+        self.close()
         self.flushed = True
         self.inode = os.stat(self.path).st_ino
         self.read_offset = size
@@ -172,6 +198,7 @@ class SessionFile:
     def detach(self, reason: str, message: str) -> FileProblem:
         """Refuse every later write through this handle (the path belongs to someone else now)."""
         assert self.path is not None
+        self.close()
         self.detached = FileProblem(self.path, reason, message)
         return self.detached
 

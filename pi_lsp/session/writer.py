@@ -4,6 +4,10 @@ Every append is one ``write`` of complete lines on an ``O_APPEND`` descriptor un
 advisory lock, so concurrent writers (two editors, our server and pi's CLI) interleave whole lines.
 A torn last line left by a crash is isolated: the append starts with a newline when the file does
 not end with one. Rewrites go to a temp file that is fsynced and renamed over the original.
+
+Appends to a session file we already wrote go through a :class:`HeldAppend`: the descriptor stays
+open between appends (opening the file each time cost more than the write), and the checks that
+the path still names our file are made under the lock with one ``stat``.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ import fcntl
 import os
 import tempfile
 import time
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pi_lsp.fileerrors import TIMEOUT, FileProblem, naming
+from pi_lsp.fileerrors import TIMEOUT, FileProblem, naming, with_path
 from pi_lsp.regular_files import check_regular
 from pi_lsp.session.errors import SessionFileConflictError
 
@@ -51,7 +56,7 @@ class FileChangedError(Exception):
 LOCK_TIMEOUT = 10.0
 
 
-def _lock_within(fd: int, path: Path, timeout: float) -> None:
+def _lock_within(fd: int, path: Path | str, timeout: float) -> None:
     """The exclusive lock on ``fd``, or FileProblem (reason ``timeout``) after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     pause = 0.001
@@ -68,17 +73,15 @@ def _lock_within(fd: int, path: Path, timeout: float) -> None:
             pause = min(pause * 2, 0.05)
 
 
+_APPEND_FLAGS = os.O_RDWR | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC
+
+
 @contextlib.contextmanager
-def _locked_append_fd(path: Path, *, create: bool = True) -> Iterator[int]:
-    """An O_APPEND descriptor holding the lock on the inode that ``path`` names right now."""
-    flags = os.O_RDWR | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+def _locked_append_fd(path: Path) -> Iterator[int]:
+    """An O_APPEND descriptor holding the lock on the inode that ``path`` names right now (created
+    when missing)."""
     while True:
-        try:
-            fd = os.open(path, flags, 0o644)
-        except FileNotFoundError:
-            if create:
-                raise
-            raise FileChangedError(f"{path} was deleted") from None
+        fd = os.open(path, _APPEND_FLAGS | os.O_CREAT, 0o644)
         try:
             check_regular(fd, path)
             os.set_blocking(fd, True)
@@ -99,17 +102,11 @@ def _locked_append_fd(path: Path, *, create: bool = True) -> Iterator[int]:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _as_expected(fd: int, expect: Expected) -> bool:
-    info = os.fstat(fd)
-    if info.st_ino != expect.inode or info.st_size < expect.size:
-        return False
-    return os.pread(fd, len(expect.header), expect.header_offset) == expect.header
+    written = os.write(fd, data)  # a regular file takes it whole unless the disk is full
+    if written < len(data):
+        view = memoryview(data)[written:]
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 def _undo_partial_append(fd: int, size: int) -> None:
@@ -123,38 +120,103 @@ def _undo_partial_append(fd: int, size: int) -> None:
             os.ftruncate(fd, size)
 
 
+def _write_at_end(fd: int, size: int, data: bytes, fsync: bool) -> AppendResult:
+    """``data`` after the ``size`` bytes the locked file holds, in one write that starts with a
+    newline when the last line is torn; a failed write is undone."""
+    start = size
+    if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+        data = b"\n" + data
+        start += 1
+    try:
+        _write_all(fd, data)
+    except OSError:
+        _undo_partial_append(fd, size)
+        raise
+    if fsync:
+        os.fsync(fd)
+    return AppendResult(size, start, size + len(data))
+
+
 def append_lines(
-    path: Path,
-    data: bytes,
-    *,
-    fsync: bool = False,
-    require_empty: bool = False,
-    expect: Expected | None = None,
+    path: Path, data: bytes, *, fsync: bool = False, require_empty: bool = False
 ) -> AppendResult:
     """Append complete LF-terminated lines in one write; returns where they landed.
 
     ``require_empty`` is used for the first flush of a new session: the file must not have gained
     content (other than whitespace) since, or the write is refused rather than mixing two sessions.
-    With ``expect`` the file must still be the one we wrote (else FileChangedError, nothing written).
     """
     assert data.endswith(b"\n")
-    with naming(path), _locked_append_fd(path, create=expect is None) as fd:
+    with naming(path), _locked_append_fd(path) as fd:
         size = os.fstat(fd).st_size
-        if expect is not None and not _as_expected(fd, expect):
-            raise FileChangedError(f"{path} is not the file this session wrote any more")
         if require_empty and size > 0 and os.pread(fd, size, 0).strip():
             raise SessionFileConflictError(f"{path} was created by someone else before our first write")
-        prefix = b""
-        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
-            prefix = b"\n"
+        return _write_at_end(fd, size, data, fsync)
+
+
+class HeldAppend:
+    """An ``O_APPEND`` descriptor of one session file, kept open between appends.
+
+    It is bound to the inode we wrote. Each :meth:`append` still takes the lock and checks under it
+    that the path names that inode (a ``stat``, which also gives the size), that the file did not
+    shrink below what we know and that our header is where we left it; so a file deleted, moved
+    away, replaced or cut short is noticed (FileChangedError, nothing written) as when the file was
+    opened for every append. The descriptor is closed by :meth:`close` or when this is collected.
+    """
+
+    __slots__ = ("__weakref__", "_close", "device", "fd", "inode", "path")
+
+    def __init__(self, path: str, inode: int) -> None:
         try:
-            _write_all(fd, prefix + data)
-        except OSError:
-            _undo_partial_append(fd, size)
+            fd = os.open(path, _APPEND_FLAGS)
+        except FileNotFoundError:
+            raise FileChangedError(f"{path} was deleted") from None
+        except OSError as error:
+            raise with_path(error, path) from None
+        try:
+            info = check_regular(fd, path)
+            if info.st_ino != inode:
+                raise FileChangedError(f"{path} is not the file this session wrote any more")
+            os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
             raise
-        if fsync:
-            os.fsync(fd)
-        return AppendResult(size, size + len(prefix), size + len(prefix) + len(data))
+        self.path = path
+        self.inode = inode
+        self.device = info.st_dev
+        self.fd = fd
+        self._close = weakref.finalize(self, os.close, fd)
+
+    def close(self) -> None:
+        self._close()
+
+    def append(self, data: bytes, expect: Expected, *, fsync: bool = False) -> AppendResult:
+        """Append complete LF-terminated lines in one write if the file is still ours (``expect``)."""
+        assert data.endswith(b"\n") and expect.inode == self.inode
+        fd, path = self.fd, self.path
+        try:
+            _lock_within(fd, path, LOCK_TIMEOUT)
+            try:
+                size = self._size_if_ours(expect)
+                return _write_at_end(fd, size, data, fsync)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        except OSError as error:
+            raise with_path(error, path) from None
+
+    def _size_if_ours(self, expect: Expected) -> int:
+        """The file's size, checked under the lock to be the file we wrote; else FileChangedError."""
+        try:
+            now = os.stat(self.path)  # the path, not the descriptor: was it deleted, moved, replaced?
+        except FileNotFoundError:
+            raise FileChangedError(f"{self.path} was deleted") from None
+        if (
+            now.st_ino != self.inode
+            or now.st_dev != self.device
+            or now.st_size < expect.size
+            or os.pread(self.fd, len(expect.header), expect.header_offset) != expect.header
+        ):
+            raise FileChangedError(f"{self.path} is not the file this session wrote any more")
+        return now.st_size
 
 
 def atomic_replace(path: Path, data: bytes, *, expect_size: int | None = None) -> None:

@@ -80,8 +80,22 @@ def _garbage_over(path: Path, _: int) -> None:
     os.replace(other, path)
 
 
+def _move_away(path: Path, _: int) -> None:
+    """Renamed elsewhere: the file still exists (one link), only the path no longer names it."""
+    os.replace(path, path.with_name("moved-away.jsonl"))
+
+
+def _copy_over(path: Path, _: int) -> None:
+    """Replaced by an identical copy (a new inode), as an editor's atomic save does."""
+    other = path.with_name("copy.tmp")
+    other.write_bytes(path.read_bytes())
+    os.replace(other, path)
+
+
 DAMAGE = {
     "delete": _delete,
+    "move": _move_away,
+    "copy": _copy_over,
     "empty": _empty,
     "cut": _cut,
     "replace": _replace_with_other,
@@ -137,6 +151,34 @@ def test_deleted_file_is_written_again_with_every_entry(tmp_path: Path, pi_oracl
     assert _pi_ids(pi_oracle, path) == (manager.session_id, [*held, new_id])
     assert manager.take_file_event() == "rewritten" and manager.take_file_event() is None
     assert any("deleted" in d["message"] for d in manager.diagnostics)
+
+
+def test_appends_follow_the_path_not_a_file_moved_away(tmp_path: Path, pi_oracle: PiOracle) -> None:
+    """Appends keep a descriptor open; a file renamed away must not receive the next entry."""
+    manager = _flushed(tmp_path)
+    path = Path(manager.session_file or "")
+    manager.append_message(_user("through the open descriptor"))
+    held = [record.id for record in manager.index.records]
+    _move_away(path, 0)
+    moved = path.with_name("moved-away.jsonl").read_bytes()
+    new_id = manager.append_message(_user("after the move"))
+    assert path.with_name("moved-away.jsonl").read_bytes() == moved
+    assert _pi_ids(pi_oracle, path) == (manager.session_id, [*held, new_id])
+    assert manager.take_file_event() == "rewritten"
+
+
+def test_appends_go_to_a_copy_renamed_over_the_file(tmp_path: Path, pi_oracle: PiOracle) -> None:
+    manager = _flushed(tmp_path)
+    path = Path(manager.session_file or "")
+    manager.append_message(_user("through the open descriptor"))
+    old_inode = path.stat().st_ino
+    keep = path.with_name("old-link.jsonl")
+    os.link(path, keep)  # the old inode stays reachable, so a write to it would be visible
+    before = keep.read_bytes()
+    _copy_over(path, 0)
+    new_id = manager.append_message(_user("after the copy"))
+    assert path.stat().st_ino != old_inode and keep.read_bytes() == before
+    assert _pi_ids(pi_oracle, path)[1][-1] == new_id
 
 
 def test_replaced_by_another_session_is_left_alone_for_good(tmp_path: Path) -> None:

@@ -51,16 +51,20 @@ while True:
 """
 
 CHILD_CONCURRENT = r"""
-import json, random, sys
+import json, random, sys, time
 from pi_lsp.session import SessionManager
 
-path, seed, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, seed, count, other = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 rng = random.Random(seed)
 manager = SessionManager.open(path)
 sys.stdout.write("ready\n"); sys.stdout.flush()
 assert sys.stdin.readline().strip() == "go"
 ids = []
 for i in range(count):
+    if i == count // 3:  # wait for the other writer, so the two really overlap however fast we are
+        deadline = time.monotonic() + 30
+        while f'"p{other}-'.encode() not in open(path, "rb").read() and time.monotonic() < deadline:
+            time.sleep(0.001)
     size = rng.choice([1, 50, 500, 5000, 70_000])
     text = f"p{seed}-{i} " + "y" * size
     ids.append(manager.append_message({"role": "user", "content": text, "timestamp": i}))
@@ -222,7 +226,10 @@ def test_two_processes_append_concurrently(session_dir: Path) -> None:
     path = _new_session_file(session_dir)
     initial, _ = _parsed_ids(path)
     count = 300
-    children = [_spawn(CHILD_CONCURRENT, str(path), str(seed), str(count)) for seed in (1, 2)]
+    children = [
+        _spawn(CHILD_CONCURRENT, str(path), str(seed), str(count), str(other))
+        for seed, other in ((1, 2), (2, 1))
+    ]
     for child in children:
         assert _readline(child.stdout) == b"ready\n", child.stderr.read() if child.stderr else b""
     for child in children:
