@@ -20,6 +20,7 @@ from pi_lsp.secrets import redact
 from pi_lsp.server import documents, prompt_features
 from pi_lsp.server.context import Context, Handler
 from pi_lsp.server.handlers import METHODS
+from pi_lsp.server.initialize import apply_initialize
 from pi_lsp.server.params import Params
 from pi_lsp.server.protocol import PiProtocol
 from pi_lsp.service.build import PiService
@@ -52,15 +53,12 @@ def _uri_path(uri: str | None) -> str | None:
     return uri_to_path(uri) if uri else None
 
 
-def _declares_approvals(capabilities: Any) -> bool:
-    """``capabilities.experimental.pi.approvals: true`` in ``initialize``."""
-    experimental = getattr(capabilities, "experimental", None)
-    pi = experimental.get("pi") if isinstance(experimental, dict) else None
-    return isinstance(pi, dict) and pi.get("approvals") is True
-
-
-def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client]:
-    """A fresh server object for one connection, registered with ``service`` as a client."""
+def create_language_server(
+    service: PiService, client: Client | None = None
+) -> tuple[PiLanguageServer, Client]:
+    """A fresh server object for one connection, registered with ``service`` as a client (a new
+    one, or ``client`` when the start-up phase already connected it and answered its first requests).
+    """
     server = PiLanguageServer(
         "pi-lsp",
         __version__,
@@ -69,20 +67,17 @@ def create_language_server(service: PiService) -> tuple[PiLanguageServer, Client
         converter_factory=default_converter,
         max_workers=2,
     )
-    client = Client()
+    if client is None:
+        client = Client()
+        service.connect(client)
     client.notify = server.protocol.notify  # the raw sink; services send through notifications.send
     client.request = lambda method, params: server.protocol.send_request_async(method, params)
     ctx = Context(service, client)
-    service.connect(client)
+    converter = server.protocol._converter
 
     @server.feature(types.INITIALIZE)
     async def on_initialize(params: types.InitializeParams) -> None:
-        folders = params.workspace_folders or []
-        root = _uri_path(folders[0].uri) if folders else _uri_path(params.root_uri) or params.root_path
-        client.workspace_root = root
-        client.settings.set_initialization_options(params.initialization_options)
-        client.approvals = _declares_approvals(params.capabilities)
-        await client.settings.set_cwd(root)  # the workspace's settings.json: read in a worker
+        await apply_initialize(client, converter.unstructure(params))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: types.DidChangeConfigurationParams) -> None:

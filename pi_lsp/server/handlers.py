@@ -16,8 +16,6 @@ from pi_lsp.server.reserved import RESERVED_METHODS
 from pi_lsp.service import entries as ops
 from pi_lsp.service.errors import InvalidParams, NotAvailable
 from pi_lsp.service.progress import Progress
-from pi_lsp.service.prompt import resolve_cwd
-from pi_lsp.service.status import server_status
 
 # ------------------------------------------------------------------------------ Sessions
 
@@ -176,11 +174,15 @@ async def get_system_prompt(ctx: Context, p: Params) -> Any:
 
 async def list_skills(ctx: Context, p: Params) -> Any:
     cwd = p.opt_string("cwd")  # default: the first workspace folder (not the active session's cwd)
+    from pi_lsp.service.prompt import resolve_cwd  # the prompt machinery loads on first use
+
     where = resolve_cwd(cwd, ctx.client) if cwd is not None else ctx.client.default_cwd
     return await ctx.service.prompt.list_skills(ctx.client, where)
 
 
 async def get_server_status(ctx: Context, p: Params) -> Any:
+    from pi_lsp.service.status import server_status  # imports the LLM package: on first use
+
     watching = await ctx.service.prompt.watch_status(ctx.client)
     return await server_status(ctx.client.settings, watching, PROTOCOL_VERSION)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import enum
 import inspect
-import json
 import logging
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
@@ -31,7 +30,8 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, 
 
 from pi_lsp.secrets import redact
 from pi_lsp.server.capabilities import initialize_result
-from pi_lsp.service.errors import INTERNAL_ERROR, REQUEST_CANCELLED, from_exception
+from pi_lsp.server.replies import encode, error_payload, outcome_payload
+from pi_lsp.service.errors import INTERNAL_ERROR
 from pi_lsp.session.jsonl import loads_line
 
 log = logging.getLogger(__name__)
@@ -54,28 +54,6 @@ def _loads(body: bytes) -> Any:
         return loads_line(body)
     except RecursionError as error:
         raise ValueError("the message is nested too deeply") from error
-
-
-def _plain(value: Any) -> Any:
-    """Turn embedded fragments back into values (only for the rare non-orjson fallback)."""
-    if isinstance(value, orjson.Fragment):
-        contents = value.contents
-        return loads_line(contents if isinstance(contents, bytes) else contents.encode())
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return value
-
-
-def _redact_data(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {key: _redact_data(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redact_data(item) for item in value]
-    return value
 
 
 class PiProtocol(LanguageServerProtocol):
@@ -174,25 +152,15 @@ class PiProtocol(LanguageServerProtocol):
         """Map the handler's outcome onto the response (pygls would log every error as a crash)."""
         self._request_futures.pop(msg_id, None)
         self._client_requests.discard(msg_id)
-        if future.cancelled():
-            self._write_error(
-                msg_id, REQUEST_CANCELLED, f"request {msg_id} was cancelled; nothing was written"
-            )
-            return
-        error = future.exception()
-        if error is None:
-            self._send_response(msg_id, result=future.result())
-            return
+        error = None if future.cancelled() else future.exception()
         if isinstance(error, JsonRpcException):
             self._write_error(msg_id, error.code, redact(error.message), error.data)
             return
-        mapped = from_exception(error)
-        if mapped is not None:
-            log.debug("request %s failed: %s", msg_id, mapped.message)
-            self._write_error(msg_id, mapped.code, redact(mapped.message), mapped.data)
-            return
-        log.error("request %s failed unexpectedly", msg_id, exc_info=error)
-        self._write_error(msg_id, INTERNAL_ERROR, redact(f"internal error: {type(error).__name__}: {error}"))
+        payload = outcome_payload(msg_id, future)
+        if "result" in payload:
+            self._send_response(msg_id, result=payload["result"])
+        else:
+            self._write_payload(payload)
 
     # ------------------------------------------------------------------ LSP lifecycle
 
@@ -262,10 +230,7 @@ class PiProtocol(LanguageServerProtocol):
         super().notify(method, params)
 
     def _write_error(self, msg_id: MsgId | None, code: int, message: str, data: Any = None) -> None:
-        error: dict[str, Any] = {"code": code, "message": message}
-        if data is not None:
-            error["data"] = _redact_data(data)
-        self._write_payload({"jsonrpc": "2.0", "id": msg_id, "error": error})
+        self._write_payload(error_payload(msg_id, code, message, data))
 
     def _payload(self, data: Any) -> Any:
         if isinstance(data, JsonRPCResponseMessage):
@@ -290,13 +255,6 @@ class PiProtocol(LanguageServerProtocol):
             return list(value)
         raise TypeError(f"cannot encode {type(value).__name__}")
 
-    def _encode(self, payload: Any) -> bytes:
-        try:
-            return orjson.dumps(payload, default=self._default)
-        except TypeError:
-            # Integers beyond 64 bits and the like: the standard library can write them.
-            return json.dumps(_plain(payload), default=self._default, separators=(",", ":")).encode()
-
     def _send_data(self, data: Any) -> None:
         if not data:
             return
@@ -314,7 +272,7 @@ class PiProtocol(LanguageServerProtocol):
             log.error("no transport to send on")
             return
         try:
-            body = self._encode(payload)
+            body = encode(payload, self._default)
         except Exception as error:
             log.exception("could not encode a message")
             if (

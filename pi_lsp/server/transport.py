@@ -1,10 +1,15 @@
 """The stdio transport (one editor, the one that started the server); sockets are in ``network``.
 
-This module imports nothing heavy at load time. Over stdio the first message is read while pygls
-and lsprotocol import in a background thread (~0.4 s, most of it lsprotocol's type module); an
-``initialize`` request is answered at once with the fixed capabilities and then replayed into pygls
-with its duplicate response suppressed. Editors therefore see the server ready in well under
-300 ms; requests that follow wait for the import to finish.
+This module imports nothing heavy at load time. Start-up over stdio, so that an editor sees the
+server ready and gets its first sessions before pygls and lsprotocol are loaded (~0.4 s):
+
+1. the first message is read; an ``initialize`` request is answered at once with the fixed
+   capabilities (it is replayed into pygls later with its duplicate response suppressed);
+2. the services are built (the agent, LLM client, compaction and prompt services load on first
+   use, see ``service/build.py``) and the session requests that follow are answered by
+   :mod:`pi_lsp.server.early`;
+3. pygls is imported in a thread once nothing is waiting (or as soon as a message needs it), then
+   takes the connection: ``initialize`` and every message held meanwhile are fed to it in order.
 
 Framing is LSP's (:mod:`pi_lsp.server.framing`); a stream framed wrongly ends the server with a
 clear error on stderr.
@@ -17,22 +22,28 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
 from pi_lsp.server.framing import FrameError, read_frame
 
+if TYPE_CHECKING:
+    import asyncio
+
+    from pi_lsp.service.build import PiService
+    from pi_lsp.service.registry import Client
+
 log = logging.getLogger(__name__)
 
 
 def import_server() -> None:
-    """The heavy imports, done off the main thread while the first message is awaited."""
-    import pi_lsp.server.app  # noqa: F401  (pulls in pygls, lsprotocol and the services)
+    """The heavy imports, done off the event loop's thread while early requests are answered."""
+    import pi_lsp.server.app  # noqa: F401  (pulls in pygls and lsprotocol)
 
 
 def _early_initialize(body: bytes) -> Any:
-    """If ``body`` is a well-formed ``initialize`` request, its id and our response; else None."""
+    """If ``body`` is a well-formed ``initialize`` request, its id, params and our response; else None."""
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -56,7 +67,7 @@ def _early_initialize(body: bytes) -> Any:
     from pi_lsp.server.capabilities import initialize_result
 
     response = orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "result": initialize_result()})
-    return msg_id, b"Content-Length: %d\r\n\r\n%b" % (len(response), response)
+    return msg_id, params, b"Content-Length: %d\r\n\r\n%b" % (len(response), response)
 
 
 class FdReader:
@@ -118,34 +129,24 @@ def serve_stdio() -> int:
     stdin = FdReader(sys.stdin.fileno())
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but protocol messages may reach the real stdout
-    importer = threading.Thread(target=import_server, name="pi-lsp import", daemon=True)
-    importer.start()
     first = _next_frame(stdin)
     early = _early_initialize(first) if first is not None else None
     if early is not None:
-        stdout.write(early[1])
+        stdout.write(early[2])
         stdout.flush()
-    importer.join()
     try:
-        return asyncio.run(_stdio_main(stdin, _StdoutWriter(stdout), first, early[0] if early else None))
+        return asyncio.run(_stdio_main(stdin, _StdoutWriter(stdout), first, early))
     except KeyboardInterrupt:
         return 0
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else 0
 
 
-async def _stdio_main(stdin: FdReader, writer: _StdoutWriter, first: bytes | None, answered: Any) -> int:
+async def _stdio_main(stdin: FdReader, writer: _StdoutWriter, first: bytes | None, early: Any) -> int:
     import asyncio
 
-    from pi_lsp.server.app import create_language_server
     from pi_lsp.service.build import build_service
 
-    service = build_service()
-    server, _client = create_language_server(service)
-    protocol = server.protocol
-    protocol.set_writer(writer)
-    if answered is not None:
-        protocol.suppressed_responses.add(answered)
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[bytes | None] = asyncio.Queue()
 
@@ -156,17 +157,72 @@ async def _stdio_main(stdin: FdReader, writer: _StdoutWriter, first: bytes | Non
             if body is None:
                 return
 
+    if first is not None:
+        threading.Thread(target=pump, name="pi-lsp stdin", daemon=True).start()
+    service = build_service()
+    client: Client | None = None
+    held: list[bytes | None] = []
+    if early is not None:  # answered: serve the first session requests while pygls loads
+        client, held = await _serve_early(service, early[1], writer, queue)
+    else:
+        await loop.run_in_executor(None, import_server)
+
+    from pi_lsp.server.app import create_language_server
+
+    server, _client = create_language_server(service, client)
+    protocol = server.protocol
+    protocol.set_writer(writer)
+    if early is not None:
+        protocol.suppressed_responses.add(early[0])
     try:
         if first is not None:
             dispatch(protocol.receive, first)
-            threading.Thread(target=pump, name="pi-lsp stdin", daemon=True).start()
-            while (body := await queue.get()) is not None:
+            for body in held:
+                if body is None:
+                    break
                 dispatch(protocol.receive, body)
+            else:
+                while (body := await queue.get()) is not None:
+                    dispatch(protocol.receive, body)
     except SystemExit:  # `exit`: the requests asyncio now cancels are not waited for (a stuck write)
         service.host.closing = True
         raise
     await service.close()
     return 0 if protocol._shutdown else 1
+
+
+async def _serve_early(
+    service: PiService, params: dict[str, Any], writer: _StdoutWriter, queue: asyncio.Queue[bytes | None]
+) -> tuple[Client, list[bytes | None]]:
+    """Answer early requests until pygls is imported; the client and the messages held for pygls."""
+    import asyncio
+
+    from pi_lsp.server.context import Context
+    from pi_lsp.server.early import EarlyPhase
+    from pi_lsp.server.initialize import apply_initialize
+    from pi_lsp.service.registry import Client
+
+    loop = asyncio.get_running_loop()
+    client = Client()
+    service.connect(client)
+    phase = EarlyPhase(Context(service, client), writer.write)
+    client.notify = phase.notify
+    await apply_initialize(client, params)
+    imported: asyncio.Future[None] | None = None
+    while imported is None or not imported.done():
+        if imported is None and (phase.blocked or (phase.idle and queue.empty())):
+            imported = loop.run_in_executor(None, import_server)  # nothing waits: the GIL is free
+        get = asyncio.ensure_future(queue.get())
+        waits: set[asyncio.Future[Any]] = {get, *phase.pending}
+        if imported is not None:
+            waits.add(imported)
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        if get.done():
+            phase.offer(get.result())
+        else:
+            get.cancel()
+    imported.result()
+    return client, phase.held
 
 
 def _next_frame(stdin: FdReader) -> bytes | None:

@@ -6,41 +6,103 @@ host. No service builds, imports or calls another; they meet only here. The serv
 resulting :class:`PiService` and its handlers call ``service.<part>.<method>``.
 
 Adding a service: write ``service/<name>.py`` with a class that takes the host (and whatever else
-it needs) in its constructor; build it below; register its listeners here; add an ``aclose()`` to
-``closers`` if it starts background work; add it as a field of :class:`PiService`; then add the
-handlers (see ARCHITECTURE.md, "Adding a method").
+it needs) in its constructor; build it below (a cached property of :class:`PiService` when its
+imports are heavy and the first requests do not need it, with its name in :data:`LAZY_SERVICES`);
+register its listeners here; have :meth:`PiService.close` call its ``aclose()`` (or add it to
+``closers``) if it starts background work; then add the handlers (see ARCHITECTURE.md, "Adding a method").
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 from pi_lsp.agent.documents import EditorDocuments
-from pi_lsp.service.branch_summary import BranchSummaryService
-from pi_lsp.service.compaction import CompactionService
 from pi_lsp.service.host import SessionHost
-from pi_lsp.service.prompt import PromptService
 from pi_lsp.service.registry import Client, Registry
-from pi_lsp.service.runs import RunService
 from pi_lsp.service.sessions import SessionService
 from pi_lsp.service.watch import FileWatcher
 from pi_lsp.session.list_cache import SessionListCache
 from pi_lsp.session.list_cache_disk import DiskStore
 
+if TYPE_CHECKING:
+    from pi_lsp.service.branch_summary import BranchSummaryService
+    from pi_lsp.service.compaction import CompactionService
+    from pi_lsp.service.prompt import PromptService
+    from pi_lsp.service.runs import RunService
+
+LAZY_SERVICES = ("compaction", "branch_summary", "prompt", "runs")
+"""Built on first use, so a server answers its first session requests without importing the
+agent, the LLM client, compaction or the system-prompt machinery (see docs/benchmarks.md)."""
+
 
 @dataclass(eq=False)
 class PiService:
-    """Every service of one server process, as built by :func:`build_service`."""
+    """Every service of one server process, as built by :func:`build_service`.
+
+    ``host``, ``sessions`` and ``documents`` exist from the start; the services in
+    :data:`LAZY_SERVICES` are built (and their modules imported) when first used, once, from any
+    thread (``pi/buildContext`` asks the compaction service in a worker). Listeners and closers of
+    a service not built yet have nothing to do: it holds no state and runs nothing.
+    """
 
     host: SessionHost
     sessions: SessionService
-    compaction: CompactionService
-    branch_summary: BranchSummaryService
-    prompt: PromptService
-    runs: RunService
     documents: EditorDocuments
-    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # after the lazy ones
+    _built: dict[str, Any] = field(default_factory=dict)
+    _building: threading.RLock = field(default_factory=threading.RLock)  # runs builds the others
+
+    def _lazy(self, name: str) -> Any:
+        built = self._built.get(name)
+        if built is None:
+            with self._building:
+                built = self._built.get(name)
+                if built is None:
+                    built = self._built[name] = self._build(name)
+        return built
+
+    def _build(self, name: str) -> Any:
+        """One of :data:`LAZY_SERVICES`, its module imported now."""
+        if name == "compaction":
+            from pi_lsp.service.compaction import CompactionService
+
+            return CompactionService(self.host)
+        if name == "branch_summary":
+            from pi_lsp.service.branch_summary import BranchSummaryService
+
+            return BranchSummaryService(self.host)
+        if name == "prompt":
+            from pi_lsp.service.prompt import PromptService
+
+            return PromptService(self.host)
+        assert name == "runs"
+        from pi_lsp.service.runs import RunService  # pi/prompt and its companions
+
+        prompt_text = self.prompt.system_prompt_text
+        return RunService(self.host, self.compaction, prompt_text, documents=self.documents)
+
+    @property
+    def compaction(self) -> CompactionService:
+        return cast("CompactionService", self._lazy("compaction"))
+
+    @property
+    def branch_summary(self) -> BranchSummaryService:
+        return cast("BranchSummaryService", self._lazy("branch_summary"))
+
+    @property
+    def prompt(self) -> PromptService:
+        return cast("PromptService", self._lazy("prompt"))
+
+    @property
+    def runs(self) -> RunService:
+        return cast("RunService", self._lazy("runs"))
+
+    def built(self, name: str) -> Any:
+        """The service ``name`` of :data:`LAZY_SERVICES` if it has been built, else None."""
+        return self._built.get(name)
 
     @property
     def registry(self) -> Registry:
@@ -59,6 +121,9 @@ class PiService:
 
     async def close(self) -> None:
         """Server exit: stop the services' background work, then the host's threads."""
+        for name in ("runs", "compaction", "prompt"):
+            if (built := self.built(name)) is not None:
+                await built.aclose()
         for close in self.closers:
             await close()
         await self.host.close()
@@ -67,26 +132,36 @@ class PiService:
 def build_service(*, workers: int = 4, watch_interval: float = 0.3) -> PiService:
     """Build every service of one server process and wire their listeners on the host."""
     host = SessionHost(workers=workers, watch_interval=watch_interval)
-    compaction = CompactionService(host)
-    prompt = PromptService(host)
     documents = EditorDocuments()  # editors' open buffers, for the agent's tools
+
+    def context_usage(*args: Any) -> Any:
+        return service.compaction.context_usage(*args)
+
+    async def before_close(client: Client, session: Any) -> None:
+        if (runs := service.built("runs")) is not None:
+            await runs.before_close(client, session)
+
     listing = SessionListCache(DiskStore())  # pi/listSessions, persisted under <agentDir>/pi-lsp
-    runs = RunService(host, compaction, prompt.system_prompt_text, documents=documents)  # pi/prompt
     service = PiService(
         host=host,
         sessions=SessionService(
-            host, context_usage=compaction.context_usage, before_close=runs.before_close, listing=listing
+            host, context_usage=context_usage, before_close=before_close, listing=listing
         ),
-        compaction=compaction,
-        branch_summary=BranchSummaryService(host),
-        prompt=prompt,
-        runs=runs,
         documents=documents,
-        closers=[runs.aclose, compaction.aclose, prompt.aclose, lambda: host.in_thread(listing.close)],
+        closers=[lambda: host.in_thread(listing.close)],
     )
-    host.append_listeners.append(compaction.on_append)  # auto-compaction after assistant messages
-    host.sessions_changed_listeners.append(prompt.sessions_changed)  # session cwds are prompt roots
-    host.disconnect_listeners.append(prompt.disconnect)
-    host.disconnect_listeners.append(runs.disconnect)  # a run ends with the connection that started it
+
+    def when_built(name: str, method: str) -> Callable[..., None]:
+        def listener(*args: Any) -> None:
+            if (built := service.built(name)) is not None:
+                getattr(built, method)(*args)
+
+        return listener
+
+    # auto-compaction after assistant messages (builds the compaction service on the first append)
+    host.append_listeners.append(lambda *args: service.compaction.on_append(*args))
+    host.sessions_changed_listeners.append(when_built("prompt", "sessions_changed"))  # session cwds are roots
+    host.disconnect_listeners.append(when_built("prompt", "disconnect"))
+    host.disconnect_listeners.append(when_built("runs", "disconnect"))  # a run ends with its connection
     host.disconnect_listeners.append(lambda client: documents.close_owner(str(client.id)))
     return service

@@ -1,0 +1,132 @@
+"""Serving before pygls is loaded: a stdio editor's first session requests, answered at start-up.
+
+pygls and lsprotocol take 0.3–0.5 s to import (most of it lsprotocol's type module: about a
+thousand attrs classes), and an editor asks for its sessions right after ``initialize``. Instead
+of making it wait, this phase answers the requests in :data:`EARLY_METHODS` with the same handlers
+and the same error mapping, while pygls is imported once nothing else is waiting; then the
+connection is handed to pygls.
+
+Order is kept: the first message this phase does not answer itself (any LSP message but
+``initialized``, any other method, anything malformed, the end of input) is held for pygls with
+every message after it, and pygls receives them in arrival order. ``initialized`` is held without
+holding back the requests after it: it only starts the system prompt's watching, which no session
+request depends on. Nothing here imports pygls or lsprotocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from pi_lsp.secrets import redact
+from pi_lsp.server.context import Context
+from pi_lsp.server.framing import frame
+from pi_lsp.server.handlers import METHODS
+from pi_lsp.server.params import Params
+from pi_lsp.server.replies import encode, error_payload, outcome_payload
+from pi_lsp.service.errors import INTERNAL_ERROR
+from pi_lsp.service.notifications import handling
+
+log = logging.getLogger(__name__)
+
+EARLY_METHODS = frozenset(
+    {
+        "pi/listSessions",
+        "pi/continueRecent",
+        "pi/openSession",
+        "pi/newSession",
+        "pi/getSessionState",
+        "pi/getTree",
+        "pi/getBranch",
+        "pi/getEntry",
+        "pi/buildContext",
+    }
+)
+"""Session requests an editor sends first; none needs pygls, the agent or the prompt service."""
+
+_PASSED_OVER = "initialized"  # held for pygls, but later requests may still be answered here
+
+
+class EarlyPhase:
+    """One stdio connection before pygls: answers early requests, holds everything else."""
+
+    def __init__(self, ctx: Context, write: Callable[[bytes], Any]) -> None:
+        self.ctx = ctx
+        self._write = write
+        self.held: list[bytes | None] = []
+        self.blocked = False  # a held message that later ones must not overtake
+        self.pending: set[asyncio.Task[Any]] = set()
+
+    @property
+    def idle(self) -> bool:
+        return not self.pending
+
+    def offer(self, body: bytes | None) -> None:
+        """Answer ``body`` now if it is an early request; else hold it (None: end of input)."""
+        message = _parse(body) if body is not None and not self.blocked else None
+        call = _early_call(message)
+        if call is not None:
+            self._start(*call)
+            return
+        self.held.append(body)
+        passed_over = message is not None and "id" not in message and message.get("method") == _PASSED_OVER
+        if not passed_over:
+            self.blocked = True
+
+    def notify(self, method: str, params: Any) -> None:
+        """The client's notification sink until pygls takes over."""
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def _start(self, msg_id: Any, method: str, params: Any) -> None:
+        handler, ctx = METHODS[method], self.ctx
+
+        async def call() -> Any:
+            handling(ctx.client)  # its notifications wait for the response, as under pygls
+            return await handler(ctx, Params(params))
+
+        task = asyncio.get_running_loop().create_task(call())
+        self.pending.add(task)
+        task.add_done_callback(lambda done: self._finish(msg_id, done))  # before any notification's
+
+    def _finish(self, msg_id: Any, task: asyncio.Task[Any]) -> None:
+        self.pending.discard(task)
+        payload = outcome_payload(msg_id, task)
+        if not self._send(payload):
+            message = redact("internal error: the result could not be encoded")
+            self._send(error_payload(msg_id, INTERNAL_ERROR, message))
+
+    def _send(self, payload: Any) -> bool:
+        """Write one message; False when it could not be encoded."""
+        try:
+            body = encode(payload)
+        except Exception:
+            log.exception("could not encode a message")
+            return False
+        try:
+            self._write(frame(body))
+            self._write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            log.debug("the client has gone; a message was not delivered")
+        return True
+
+
+def _parse(body: bytes) -> dict[str, Any] | None:
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None  # pygls' reader is more tolerant, and answers what it cannot read
+    return message if isinstance(message, dict) and message.get("jsonrpc") == "2.0" else None
+
+
+def _early_call(message: dict[str, Any] | None) -> tuple[Any, str, Any] | None:
+    """(id, method, params) of a well-formed request of :data:`EARLY_METHODS`, else None."""
+    if message is None:
+        return None
+    msg_id, method = message.get("id"), message.get("method")
+    if isinstance(msg_id, bool) or not isinstance(msg_id, str | int) or method not in EARLY_METHODS:
+        return None
+    return msg_id, method, message.get("params")

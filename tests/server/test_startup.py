@@ -1,0 +1,113 @@
+"""Start-up over stdio: the first session requests are answered before pygls/lsprotocol are loaded,
+and serving them imports neither the Anthropic SDK nor the agent.
+
+The real server runs under an import hook (``GATED``) that holds any import of ``lsprotocol`` until
+the test opens a gate, and records which of the watched modules were imported. No timing is
+involved: a server that needed lsprotocol for its first ``pi/`` answers would not answer at all
+until the gate opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from pi_lsp.server.rpc_client import RpcClient, decode_response
+from tests.server.conftest import FIXTURE, server_env
+
+GATED = r"""
+import importlib.abc, os, sys, time
+
+gate, log = sys.argv[1], sys.argv[2]
+WATCHED = (
+    "anthropic", "lsprotocol", "pygls", "pi_lsp.service.runs", "pi_lsp.agent.tools", "pi_lsp.llm.stream"
+)
+
+
+class Gate(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith(WATCHED) and name not in seen:
+            seen.add(name)
+            with open(log, "a") as handle:
+                handle.write(name + "\n")
+        if name == "lsprotocol":
+            while not os.path.exists(gate):
+                time.sleep(0.005)
+        return None
+
+
+seen = set()
+sys.meta_path.insert(0, Gate())
+sys.argv = ["pi-lsp"]
+from pi_lsp.cli import main
+
+raise SystemExit(main())
+"""
+
+
+def _imported(log: Path) -> list[str]:
+    return log.read_text().split() if log.exists() else []
+
+
+async def test_first_session_requests_are_answered_before_pygls_loads(tmp_path: Path) -> None:
+    gate, log = tmp_path / "gate", tmp_path / "imported.txt"
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(FIXTURE.read_bytes())
+    command = [sys.executable, "-c", GATED, str(gate), str(log)]
+    client = await RpcClient.start(command, env=server_env(tmp_path / "agent"), quiet=True)
+    try:
+        await client.request(
+            "initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}, timeout=60
+        )
+        client.notify("initialized", {})
+        listed = await client.request("pi/listSessions", {"cwd": str(tmp_path)}, timeout=60)
+        opened = await client.request("pi/openSession", {"path": str(session)}, timeout=60)
+        tree = await client.request("pi/getTree", {"format": "flat"}, timeout=60)
+        assert isinstance(listed["sessions"], list)
+        assert opened["entryCount"] == len(tree["nodes"]) > 0
+        assert not gate.exists()  # all of that was answered while lsprotocol was held
+        assert "anthropic" not in _imported(log)
+
+        gate.touch()  # now pygls loads and takes over: LSP requests work as before
+        hover = await client.request(
+            "textDocument/hover",
+            {"textDocument": {"uri": (tmp_path / "x.py").as_uri()}, "position": {"line": 0, "character": 0}},
+            timeout=60,
+        )
+        assert hover is None
+        state = await client.request("pi/getSessionState", {}, timeout=60)
+        assert state["sessionId"] == opened["sessionId"]
+    finally:
+        gate.touch()
+        code = await client.close(timeout=60)
+    assert code == 0
+    imported = _imported(log)
+    assert "lsprotocol" in imported  # the hook saw the import it held
+    for heavy in ("anthropic", "pi_lsp.service.runs", "pi_lsp.agent.tools", "pi_lsp.llm.stream"):
+        assert heavy not in imported, f"{heavy} was imported for session requests"
+
+
+async def test_an_lsp_message_is_never_overtaken_by_later_requests(tmp_path: Path) -> None:
+    """A message the start-up phase cannot answer holds every later one until pygls has it: here a
+    configuration change the next ``pi/listSessions`` depends on (answered early, it would list the
+    default folder, which is empty)."""
+    gate, log = tmp_path / "gate", tmp_path / "imported.txt"
+    configured = tmp_path / "configured"
+    configured.mkdir()
+    (configured / "session.jsonl").write_bytes(FIXTURE.read_bytes())
+    command = [sys.executable, "-c", GATED, str(gate), str(log)]
+    client = await RpcClient.start(command, env=server_env(tmp_path / "agent"), quiet=True)
+    try:
+        await client.request("initialize", {"processId": None, "capabilities": {}}, timeout=60)
+        client.notify("initialized", {})
+        settings = {"pi": {"sessionDir": str(configured)}}
+        client.notify("workspace/didChangeConfiguration", {"settings": settings})
+        _, listed = client.request_future("pi/listSessions", {"cwd": str(tmp_path)})
+        gate.touch()
+        sessions = decode_response(await asyncio.wait_for(listed, 60))["sessions"]
+        assert [Path(info["path"]).name for info in sessions] == ["session.jsonl"]
+    finally:
+        gate.touch()
+        code = await client.close(timeout=60)
+    assert code == 0
