@@ -169,18 +169,25 @@ async def _timed(client: RpcClient, method: str, params: Any, runs: int) -> tupl
     return samples, size
 
 
-async def startup(work: Path, runs: int) -> dict[str, list[float]]:
+async def startup(work: Path, runs: int, baseline: Path | None = None) -> dict[str, list[float]]:
+    """Process start → ``initialize`` answered, and → first ``pi/`` request answered. With
+    ``baseline`` (a checkout of another version, put first on PYTHONPATH) both are measured in
+    turn, so the two columns come from one run under the same load."""
     env = dict(os.environ, PI_CODING_AGENT_DIR=str(work / "agent"))
-    results: dict[str, list[float]] = {"initialize": [], "first request": []}
+    versions = {"": env}
+    if baseline is not None:
+        versions["before: "] = dict(env, PYTHONPATH=str(baseline))
+    results: dict[str, list[float]] = {}
     for _ in range(runs):
-        started = time.perf_counter()
-        client = await RpcClient.start(env=env, quiet=True)
-        await client.request("initialize", {"processId": os.getpid(), "capabilities": {}})
-        results["initialize"].append((time.perf_counter() - started) * 1000)
-        client.notify("initialized", {})
-        await client.request("pi/listSessions", {"cwd": str(work)})
-        results["first request"].append((time.perf_counter() - started) * 1000)
-        await client.close()
+        for label, version_env in versions.items():
+            started = time.perf_counter()
+            client = await RpcClient.start(env=version_env, quiet=True)
+            await client.request("initialize", {"processId": os.getpid(), "capabilities": {}})
+            results.setdefault(label + "initialize", []).append((time.perf_counter() - started) * 1000)
+            client.notify("initialized", {})
+            await client.request("pi/listSessions", {"cwd": str(work)})
+            results.setdefault(label + "first request", []).append((time.perf_counter() - started) * 1000)
+            await client.close()
     return results
 
 
@@ -246,6 +253,38 @@ async def ui_round_trips(client: RpcClient, rows: dict[str, Any], runs: int) -> 
         rows["pi/getTree parentId (one node's children)"] = await _timed(client, "pi/getTree", children, runs)
 
 
+START_SECTION = "### Start-up"
+START_NOTE = (
+    "`initialize` is answered from the first message, before anything heavy is imported; the "
+    "services are built next (the agent, the LLM client, compaction and the system-prompt machinery "
+    "load on first use) and the session requests that follow (`pi/listSessions`, "
+    "`pi/continueRecent`, `pi/openSession`, …) are answered before pygls and lsprotocol are imported "
+    "(0.3–0.5 s, most of it lsprotocol's type module); pygls is imported once nothing waits, then "
+    "takes over the connection (`pi_lsp/server/early.py`)."
+)
+
+
+def _startup_markdown(start: dict[str, list[float]], command: str, baseline: str = "") -> list[str]:
+    lines = [START_SECTION, ""]
+    if baseline:
+        lines += [
+            f"`{command}` on {platform.machine()} {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d')}: one "
+            f"run, starts of both versions interleaved; *before* is the server at commit {baseline}.",
+            "",
+        ]
+    lines += ["| measure | p50 ms | max ms | runs |", "|---|---:|---:|---:|"]
+    for name, samples in start.items():
+        before = name.startswith("before: ")
+        what = name.removeprefix("before: ")
+        label = "process start → `initialize` response" if what == "initialize" else (
+            "process start → first `pi/` response"
+        )
+        if before:
+            label = f"before: {label}"
+        lines.append(f"| {label} | {statistics.median(samples):.0f} | {max(samples):.0f} | {len(samples)} |")
+    return [*lines, "", START_NOTE, ""]
+
+
 def _markdown(start: dict[str, list[float]], sizes: dict[int, dict[str, Any]]) -> str:
     lines = [
         SECTION,
@@ -254,23 +293,7 @@ def _markdown(start: dict[str, list[float]], sizes: dict[int, dict[str, Any]]) -
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}. Real server over stdio; the client reads "
         "each response completely but does not parse big ones, so times are the server's plus the pipe.",
         "",
-        "### Start-up",
-        "",
-        "| measure | p50 ms | max ms | runs |",
-        "|---|---:|---:|---:|",
-    ]
-    for name, samples in start.items():
-        label = (
-            "process start → `initialize` response"
-            if name == "initialize"
-            else "process start → first `pi/` response"
-        )
-        lines.append(f"| {label} | {statistics.median(samples):.0f} | {max(samples):.0f} | {len(samples)} |")
-    lines += [
-        "",
-        "`initialize` is answered before pygls/lsprotocol finish importing (~0.4–0.8 s, mostly "
-        "lsprotocol's type module); requests sent right after it wait for that import.",
-        "",
+        *_startup_markdown(start, "python benchmarks/bench_server.py"),
     ]
     for size, rows in sizes.items():
         lines += [
@@ -295,6 +318,26 @@ def _markdown(start: dict[str, list[float]], sizes: dict[int, dict[str, Any]]) -
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _revision(checkout: Path | None) -> str:
+    if checkout is None:
+        return ""
+    import subprocess
+
+    done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True)
+    return done.stdout.decode().strip() or str(checkout)
+
+
+def write_startup_docs(markdown: str) -> Path:
+    """Replace only the start-up part of the "Language server" section of docs/benchmarks.md."""
+    path = ROOT / "docs" / "benchmarks.md"
+    text = path.read_text()
+    section = text.index(SECTION + "\n")
+    start = text.index(START_SECTION + "\n", section)
+    end = text.index("\n### ", start + len(START_SECTION))
+    path.write_text(text[:start] + markdown.rstrip() + "\n" + text[end:])
+    return path
+
+
 def write_docs(markdown: str) -> Path:
     """Replace (or append) the "Language server" section of docs/benchmarks.md, keeping the rest."""
     path = ROOT / "docs" / "benchmarks.md"
@@ -317,10 +360,25 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start-runs", type=int, default=8)
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--simple", action="store_true", help="use the simple built-in session generator")
+    parser.add_argument(
+        "--startup-only", action="store_true", help="measure start-up only (docs: only its table)"
+    )
+    parser.add_argument(
+        "--baseline", type=Path, help="a checkout of another version whose start-up is measured alongside"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="pi-lsp-bench-") as folder:
         work = Path(folder)
-        start = await startup(work, args.start_runs)
+        start = await startup(work, args.start_runs, args.baseline)
+        if args.startup_only:
+            command = "python benchmarks/bench_server.py --startup-only" + (
+                f" --baseline … --start-runs {args.start_runs}" if args.baseline else ""
+            )
+            markdown = "\n".join(_startup_markdown(start, command, _revision(args.baseline)))
+            print(markdown)
+            if args.write_docs:
+                print(f"updated {write_startup_docs(markdown)}")
+            return 0
         sizes = {}
         for size in args.sizes:
             runs = args.runs if size <= 20_000 else max(3, args.runs // 3)

@@ -6,10 +6,11 @@ host. No service builds, imports or calls another; they meet only here. The serv
 resulting :class:`PiService` and its handlers call ``service.<part>.<method>``.
 
 Adding a service: write ``service/<name>.py`` with a class that takes the host (and whatever else
-it needs) in its constructor; build it below (a cached property of :class:`PiService` when its
+it needs) in its constructor; build it below (on first use, in :meth:`PiService._build`, when its
 imports are heavy and the first requests do not need it, with its name in :data:`LAZY_SERVICES`);
 register its listeners here; have :meth:`PiService.close` call its ``aclose()`` (or add it to
-``closers``) if it starts background work; then add the handlers (see ARCHITECTURE.md, "Adding a method").
+``closers``) if it starts background work; then add the handlers (see ARCHITECTURE.md, "Adding a
+method").
 """
 
 from __future__ import annotations
