@@ -11,7 +11,7 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 import { chooseServer, findOnPathWith, ServerCommand } from "./serverCommand";
-import { ensurePrivateEnvironment, findPython, hasPiLsp, shippedWheel } from "./serverEnvironment";
+import { ensurePrivateEnvironment, findPython, hasPiLsp, readyEnvironment, shippedWheel } from "./serverEnvironment";
 import { effectiveValue, piSettings } from "./settings";
 
 function isExecutable(file: string): boolean {
@@ -57,6 +57,8 @@ export async function resolveServer(
     return { command: python.executable, args: ["-m", "pi_lsp"] };
   }
   const wheel = shippedWheel(vscode.Uri.joinPath(context.extensionUri, "server").fsPath);
+  const ready = readyEnvironment(context.globalStorageUri.fsPath, wheel, python);
+  if (ready) return ready;
   return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: "pi: setting up its server" },
     (progress) =>

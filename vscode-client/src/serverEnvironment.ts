@@ -167,6 +167,12 @@ async function waitForLock(lock: string, ready: string, waitMs: number): Promise
   }
 }
 
+/** The pi-lsp command of the private environment when it is built already (no progress to show then). */
+export function readyEnvironment(storageDir: string, wheel: string, python: PythonInfo): ServerCommand | undefined {
+  const dir = environmentDir(storageDir, wheel, python);
+  return fs.existsSync(path.join(dir, READY)) ? { command: environmentPaths(dir).server, args: [] } : undefined;
+}
+
 /**
  * The pi-lsp command of the private environment, creating it first when needed (python -m venv,
  * then pip install of the shipped wheel). Windows that start together share one build: the second

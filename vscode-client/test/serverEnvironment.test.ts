@@ -15,6 +15,7 @@ import {
   findPython,
   hasPiLsp,
   PythonMissingError,
+  readyEnvironment,
   shippedWheel,
 } from "../src/serverEnvironment";
 import { ServerNotFoundError } from "../src/serverCommand";
@@ -79,6 +80,7 @@ test(
     try {
       const python = await findPython(["python3", "python"]);
       const wheel = shippedWheel(wheelDir);
+      assert.equal(readyEnvironment(storage, wheel, python), undefined);
       const options = { storageDir: storage, wheel, python, report: (s: string) => steps.push(s), log: (l: string) => logged.push(l) };
       // Two windows starting at once build it once.
       const [first, second] = await Promise.all([ensurePrivateEnvironment(options), ensurePrivateEnvironment(options)]);
@@ -107,6 +109,7 @@ test(
       }
 
       // Reused at once: nothing reported, nothing run.
+      assert.deepEqual(readyEnvironment(storage, wheel, python), first);
       steps.length = 0;
       const again = await ensurePrivateEnvironment(options);
       assert.deepEqual(again, first);
@@ -116,3 +119,23 @@ test(
     }
   },
 );
+
+test("a wheel pip cannot install fails with pip's words and leaves nothing that looks ready", { timeout: 120_000 }, async () => {
+  const storage = scratch();
+  try {
+    const python = await findPython(["python3", "python"]);
+    const wheel = path.join(storage, "pi_lsp-0.0.0-py3-none-any.whl");
+    fs.writeFileSync(wheel, "not a zip file");
+    const options = { storageDir: storage, wheel, python, report: () => undefined, log: () => undefined };
+    await assert.rejects(ensurePrivateEnvironment(options), (error: unknown) => {
+      assert.ok(error instanceof ServerNotFoundError);
+      assert.match(error.message, /could not install its server \(pip exit \d+\)/);
+      return true;
+    });
+    assert.equal(readyEnvironment(storage, wheel, python), undefined);
+    // Neither the half-made environment nor the lock is left behind.
+    assert.deepEqual(fs.readdirSync(path.join(storage, "server")), []);
+  } finally {
+    fs.rmSync(storage, { recursive: true, force: true });
+  }
+});
