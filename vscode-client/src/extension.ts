@@ -45,7 +45,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     return client;
   };
   const request = <T>(method: string, params: object): Promise<T> => running().sendRequest<T>(method, params);
-  const session = new PiSession(running);
+  const session = new PiSession(running, context.workspaceState);
   const tree = new SessionTreeProvider(() => session.tree(), request, (error) => output.appendLine(`tree refresh failed: ${String(error)}`));
   const diffs = new DiffDocuments();
   const chat = new ChatViewProvider(context.extensionUri, running, session, diffs);
@@ -125,6 +125,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   await client.start();
+  // A reloaded window shows the session it had open (the chat, tree and gauge redraw from it).
+  session.restore().catch((error: unknown) => output.appendLine(`could not reopen the last session: ${String(error)}`));
 }
 
 export async function deactivate(): Promise<void> {

@@ -16,13 +16,19 @@ export interface SessionState {
   leafId: string | null;
 }
 
+/** workspaceState key: the session file this window had open, reopened after a window reload. */
+const OPEN_SESSION_KEY = "pi.openSessionFile";
+
 export class PiSession {
   private state: SessionState | undefined;
   private readonly changed = new vscode.EventEmitter<void>();
   /** Fires when another session was opened or the open one changed. */
   readonly onDidChange = this.changed.event;
 
-  constructor(private readonly client: () => LanguageClient) {}
+  constructor(
+    private readonly client: () => LanguageClient,
+    private readonly memory?: vscode.Memento,
+  ) {}
 
   get current(): SessionState | undefined {
     return this.state;
@@ -39,7 +45,20 @@ export class PiSession {
 
   private async adopt(method: string, params: object): Promise<void> {
     this.state = await this.client().sendRequest<SessionState>(method, params);
+    void this.memory?.update(OPEN_SESSION_KEY, this.state.file ?? undefined);
     this.changed.fire();
+  }
+
+  /** At start-up (a reloaded window): open the session file this window had open, if it still opens. */
+  async restore(): Promise<void> {
+    const file = this.memory?.get<string>(OPEN_SESSION_KEY);
+    if (!file || this.state) return;
+    try {
+      await this.open(file);
+    } catch (error) {
+      await this.memory?.update(OPEN_SESSION_KEY, undefined);
+      throw error;
+    }
   }
 
   newSession(): Promise<void> {
