@@ -6,7 +6,7 @@ ORACLE_DIR := .pi-oracle
 PI_VERSION := 0.73.1
 STAMP := $(VENV)/.installed
 
-.PHONY: setup oracle demo test test-fast lint typecheck bench bench-vscode clean vscode-test
+.PHONY: setup oracle demo test test-fast lint typecheck bench bench-vscode clean vscode-test vscode-e2e
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,7 @@ demo: setup
 	$(BIN)/pi-lsp demo
 
 # -rfEs: failures, errors and every skipped test with its reason in the summary at the end.
-test: setup oracle vscode-test
+test: setup oracle vscode-test vscode-e2e
 	$(BIN)/pytest -q -rfEs -n 2
 
 # The VS Code extension (vscode-client/): typecheck, eslint, bundle, the server wheel it ships, unit tests and tests
@@ -39,6 +39,14 @@ vscode-test: setup $(VSCODE_DEPS)
 	cd vscode-client && npm run --silent typecheck && npm run --silent lint && npm run --silent build
 	cd vscode-client && PYTHON=$(CURDIR)/$(BIN)/python npm run --silent wheel
 	cd vscode-client && PI_LSP_COMMAND=$(CURDIR)/$(BIN)/pi-lsp npm test --silent
+
+# End to end: the packaged .vsix in a real VS Code (code-server from npm, installed by
+# e2e/setup.sh) in headless Chromium, with the real server and the loopback fake model.
+# Screenshots go to vscode-client/e2e/screenshots/, the run's logs to vscode-client/e2e/run/.
+vscode-e2e: setup $(VSCODE_DEPS)
+	vscode-client/e2e/setup.sh
+	cd vscode-client && PYTHON=$(CURDIR)/$(BIN)/python npm run --silent package >/dev/null
+	cd vscode-client && npm run --silent e2e
 
 test-fast: setup
 	$(BIN)/pytest -q -x -m "not slow"
@@ -62,4 +70,4 @@ bench-vscode: $(VSCODE_DEPS)
 	cd vscode-client && npm run --silent build && node bench/run.mjs
 
 clean:
-	rm -rf $(VENV) $(ORACLE_DIR) vscode-client/node_modules vscode-client/out vscode-client/out-test .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(ORACLE_DIR) vscode-client/node_modules vscode-client/out vscode-client/out-test vscode-client/out-e2e vscode-client/e2e/.tools vscode-client/e2e/run vscode-client/e2e/screenshots .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -4,7 +4,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["out/", "out-test/", "bench/out/", "node_modules/", "**/*.mjs"] },
+  { ignores: ["out/", "out-test/", "out-e2e/", "bench/out/", "e2e/.tools/", "e2e/run/", "e2e/screenshots/", "node_modules/", "**/*.mjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -18,7 +18,7 @@ export default tseslint.config(
   },
   {
     // node:test's test() returns a promise the runner itself awaits.
-    files: ["test/**/*.ts"],
+    files: ["test/**/*.ts", "e2e/**/*.test.ts"],
     rules: { "@typescript-eslint/no-floating-promises": "off" },
   },
 );

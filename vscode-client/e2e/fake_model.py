@@ -1,0 +1,103 @@
+"""The scripted model behind the VS Code end-to-end tests: the loopback fake Messages API
+(tests/llm/fake_anthropic.py) with one answer per kind of prompt the test sends.
+
+Run from the repository root: ``python vscode-client/e2e/fake_model.py REQUEST_LOG``. It prints
+``listening on http://127.0.0.1:PORT`` once ready, serves until stdin closes (so it never outlives
+the test that started it), and writes every request it got (method, path, JSON body) to REQUEST_LOG
+as JSON lines. The reply is chosen from the request itself, not from the order of requests, so a
+retried or reloaded step gets the same answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.llm
+
+from tests.llm.fake_anthropic import (
+    FakeAnthropic,
+    Recorded,
+    Reply,
+    Text,
+    ToolUse,
+    assistant_stream,
+    message_json,
+)
+
+# The prompts the e2e test types (keep in step with vscode.e2e.test.ts) and what the model says.
+HELLO_REPLY = "Hello from the **fake model**: this reply streamed in twelve small pieces."
+RESEND_REPLY = "A second answer, on a new branch."
+EDIT_DONE_REPLY = "I replaced the second line of notes.txt."
+STALLED_REPLY = "I will think about this for a very long time"
+STORY_WORDS = [f"word{n}" for n in range(1, 61)]
+SUMMARY = "## Goal\nTry the pi extension end to end.\n\n## Progress\nGreeted, edited notes.txt, told a story."
+
+
+def _last_user_text(body: dict[str, Any]) -> tuple[str, bool]:
+    """The text of the request's last user message, and whether it carries a tool result."""
+    messages = body.get("messages") or []
+    if not messages:
+        return "", False
+    content = messages[-1].get("content")
+    if isinstance(content, str):
+        return content, False
+    parts = content if isinstance(content, list) else []
+    texts = [p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+    tool_result = any(isinstance(p, dict) and p.get("type") == "tool_result" for p in parts)
+    return "\n".join(texts), tool_result
+
+
+def answer(request: Recorded) -> Reply:
+    """The scripted reply for one Messages API request."""
+    body = request.body if isinstance(request.body, dict) else {}
+    text, tool_result = _last_user_text(body)
+    if "<conversation>" in text:  # a compaction summary request
+        if body.get("stream"):
+            return Reply(events=assistant_stream(Text(SUMMARY), message_id="msg_summary"))
+        return Reply(kind="json", body=message_json(SUMMARY))
+    if tool_result:
+        return Reply(events=assistant_stream(Text(EDIT_DONE_REPLY), message_id="msg_edit_done"))
+    if "Edit notes.txt" in text:
+        edit = ToolUse(
+            "toolu_edit_notes",
+            "edit",
+            {"path": "notes.txt", "edits": [{"oldText": "second line", "newText": "second line, edited"}]},
+        )
+        return Reply(events=assistant_stream(Text("Editing notes.txt."), edit, message_id="msg_edit"))
+    if "Take your time" in text:  # streams a little, then holds the connection open: only Stop ends it
+        frames = assistant_stream(Text(STALLED_REPLY, chunks=4), message_id="msg_stall")
+        return Reply(events=frames, stall_after=5, event_delay=0.2)
+    if "Tell a long story" in text:  # about 15 s of streaming, long enough to reload the window
+        story = " ".join(STORY_WORDS) + "."
+        frames = assistant_stream(Text(story, chunks=60), message_id="msg_story")
+        return Reply(events=frames, event_delay=0.25)
+    if "again" in text:
+        return Reply(events=assistant_stream(Text(RESEND_REPLY, chunks=4), message_id="msg_resend"))
+    frames = assistant_stream(Text(HELLO_REPLY, chunks=12), message_id="msg_hello", input_tokens=1200)
+    return Reply(events=frames, event_delay=0.05)
+
+
+async def serve(log_path: Path) -> None:
+    with log_path.open("a") as log:
+
+        def recorded_then_answered(request: Recorded) -> Reply:
+            record = {"method": request.method, "path": request.path, "body": request.body}
+            log.write(json.dumps(record) + "\n")
+            log.flush()
+            return answer(request)
+
+        async with FakeAnthropic(route=recorded_then_answered) as fake:
+            print(f"listening on {fake.url}", flush=True)
+            stdin = asyncio.StreamReader()
+            loop = asyncio.get_running_loop()
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
+            while await stdin.read(1024):
+                pass
+
+
+if __name__ == "__main__":
+    asyncio.run(serve(Path(sys.argv[1])))

@@ -1,0 +1,190 @@
+/**
+ * The extension in a real VS Code (code-server) in a real browser (headless Chromium), installed
+ * from its packaged .vsix, talking to the real pi-lsp, which talks to the scripted loopback model
+ * (e2e/fake_model.py). One conversation, step by step, a screenshot after each (e2e/screenshots/).
+ *
+ * Needs `e2e/setup.sh` (code-server, Chromium) and the .vsix (`npm run package`); `make vscode-e2e`
+ * does all of it.
+ */
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { test, TestContext } from "node:test";
+import { Browser } from "playwright-core";
+import { eventually, seeCount, seeNoText, seeText, seeValue, seeVisible } from "./expect";
+import { CodeServer, FakeModel, openBrowser, openWorkbench, REPO_DIR, RunDir, SCREENSHOTS_DIR } from "./harness";
+import { Workbench } from "./workbench";
+
+const VSIX = process.env.PI_E2E_VSIX ?? path.join(REPO_DIR, "vscode-client", "pi-lsp-vscode.vsix");
+const NOTES = "first line\nsecond line\nthird line\n";
+
+test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & resend, reopen mid-run, reload", { timeout: 300_000 }, async (t: TestContext) => {
+  fs.rmSync(SCREENSHOTS_DIR, { recursive: true, force: true });
+  const run = new RunDir(path.join(REPO_DIR, "vscode-client", "e2e", "run"));
+  fs.writeFileSync(path.join(run.workspace, "notes.txt"), NOTES);
+  // ask: every edit waits for the user's approval, so the diff can be seen before it happens.
+  fs.writeFileSync(path.join(run.agentDir, "settings.json"), JSON.stringify({ approval: "ask" }));
+
+  const model = await FakeModel.start(run);
+  let server: CodeServer | undefined;
+  let browser: Browser | undefined;
+  let failed = false;
+  let bench: Workbench | undefined;
+  const started = Date.now();
+  const timings: string[] = [];
+
+  /** One step: timed, a screenshot on failure, and no later step after a failure. */
+  const step = async (name: string, work: (wb: Workbench) => Promise<void>): Promise<void> => {
+    await t.test(name, async (st) => {
+      if (failed || bench === undefined) {
+        st.skip("an earlier step failed");
+        return;
+      }
+      const at = Date.now();
+      try {
+        await work(bench);
+        timings.push(`${name}: ${((Date.now() - at) / 1000).toFixed(1)} s`);
+      } catch (error) {
+        failed = true;
+        const shot = await bench.screenshot(`FAILED-${name.replace(/\W+/g, "-")}`).catch(() => "(no screenshot)");
+        throw new Error(`${String(error)}\nscreenshot: ${shot}\n${run.describe()}`, { cause: error });
+      }
+    });
+  };
+
+  try {
+    server = await CodeServer.start(run, model, VSIX, { "pi.compaction.keepRecentTokens": 50 });
+    browser = await openBrowser();
+    bench = new Workbench(await openWorkbench(browser, server, run));
+    timings.push(`code-server up, workbench loaded: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+    await step("open the pi sidebar", async (wb) => {
+      await wb.openSidebar();
+      await seeVisible(wb.chatButton("Send"));
+      await seeVisible(wb.chatButton("Stop"));
+      await wb.screenshot("sidebar-open");
+    });
+
+    await step("send a prompt and see the reply stream", async (wb) => {
+      await wb.send("Say hello");
+      await seeText(wb.last("user message"), "Say hello");
+      const reply = wb.last("assistant message");
+      // The reply is an article while it streams: part of it first, all of it at the end.
+      await seeText(reply, "Hello from the", 30_000);
+      const partial = await reply.innerText();
+      await wb.screenshot("reply-streaming");
+      await seeText(reply, "this reply streamed in twelve small pieces.", 30_000);
+      assert.ok(partial.length > 0);
+      await seeText(reply.locator("strong"), "fake model"); // markdown drawn
+      await wb.runEnded();
+      await seeText(wb.gauge, /^pi \d+%/, 15_000);
+      await wb.screenshot("reply-done");
+    });
+
+    await step("approve an edit after seeing its diff", async (wb) => {
+      await wb.send("Edit notes.txt, please");
+      const card = wb.approvalCard;
+      await seeVisible(card, 30_000);
+      // The diff is on screen before anything is written: in the card, and in VS Code's diff editor.
+      await seeText(card, "+second line, edited");
+      await card.getByRole("button", { name: "Open diff", exact: true }).click();
+      const diffEditor = wb.page.locator(".monaco-diff-editor");
+      await seeVisible(diffEditor, 15_000);
+      await seeText(diffEditor.locator(".modified-in-monaco-diff-editor"), "second line, edited");
+      assert.equal(fs.readFileSync(path.join(run.workspace, "notes.txt"), "utf8"), NOTES);
+      await wb.screenshot("approval-with-diff");
+      await card.getByRole("button", { name: "Allow", exact: true }).click();
+      await seeText(wb.last("tool call"), "notes.txt", 30_000);
+      await seeText(wb.last("assistant message"), "I replaced the second line of notes.txt.", 30_000);
+      await seeCount(wb.approvalCard, 0);
+      assert.equal(fs.readFileSync(path.join(run.workspace, "notes.txt"), "utf8"), "first line\nsecond line, edited\nthird line\n");
+      await wb.runEnded();
+      await wb.screenshot("edit-applied");
+    });
+
+    await step("stop a run", async (wb) => {
+      await wb.send("Take your time with this one");
+      const reply = wb.last("assistant message");
+      await seeText(reply, "I will", 30_000);
+      await wb.screenshot("run-before-stop");
+      await wb.chatButton("Stop").click();
+      await wb.runEnded();
+      const assistants = run.sessionEntries().filter((e) => (e.message as { role?: string } | undefined)?.role === "assistant");
+      const lastReply = assistants.at(-1)?.message as { stopReason?: string };
+      assert.equal(lastReply.stopReason, "aborted");
+      await wb.screenshot("run-stopped");
+    });
+
+    await step("compact from the gauge", async (wb) => {
+      const before = await seeText(wb.gauge, /^pi \d+%/);
+      await wb.gauge.click();
+      // First what compaction would do (pi/prepareCompaction), then the user's go-ahead.
+      await seeText(wb.dialog, /Compact this session \(\d+ tokens\)\?/, 15_000);
+      await seeText(wb.dialog, "Summarised: ");
+      await seeText(wb.dialog, "Kept as they are: ");
+      await wb.screenshot("compact-plan");
+      await wb.dialog.getByRole("button", { name: "Compact", exact: true }).click();
+      await eventually("a compaction entry in the session file", () => run.sessionEntries().some((e) => e.type === "compaction"), (found) => found, 30_000);
+      const compaction = run.sessionEntries().find((e) => e.type === "compaction") as { summary: string };
+      assert.match(compaction.summary, /Try the pi extension end to end/);
+      // Right after a compaction the context size is unknown until the next reply (as in pi).
+      await seeText(wb.gauge, /^pi \?%/, 15_000);
+      assert.match(before, /^pi \d+%/);
+      await wb.screenshot("compacted");
+    });
+
+    await step("edit and resend an earlier message; the tree gains a branch", async (wb) => {
+      const first = wb.articles("user message").filter({ hasText: "Say hello" }).first();
+      await first.getByRole("button", { name: "Edit and resend", exact: true }).click();
+      const box = wb.quickInput.getByRole("textbox");
+      await seeValue(box, "Say hello", 15_000);
+      await box.fill("Say hello again");
+      await wb.screenshot("edit-and-resend");
+      await box.press("Enter");
+      await seeText(wb.last("assistant message"), "A second answer, on a new branch.", 30_000);
+      await wb.runEnded();
+      // Two branches under the same parent: the old one (folded, with its entries) and the new one.
+      await seeText(wb.treeRows.filter({ hasText: /user: Say hello\s*\d+ entries/ }), /\d+ entries/, 15_000);
+      await seeText(wb.treeRows.filter({ hasText: /user: Say hello again/ }), "user: Say hello again", 15_000);
+      await wb.screenshot("tree-with-branch");
+    });
+
+    await step("close and reopen the chat mid-run; the run goes on in it", async (wb) => {
+      await wb.send("Tell a long story");
+      await seeText(wb.last("assistant message"), "word3", 30_000);
+      await wb.screenshot("story-streaming");
+      await wb.chatHeader.click(); // collapses the view: VS Code disposes the chat's webview
+      await wb.promptBox.waitFor({ state: "detached", timeout: 15_000 });
+      await wb.screenshot("chat-closed-mid-run");
+      await wb.chatHeader.click();
+      await wb.promptBox.waitFor({ timeout: 30_000 });
+      await seeText(wb.last("assistant message"), "word", 15_000);
+      await seeNoText(wb.last("assistant message"), "word60.");
+      await wb.screenshot("chat-reopened-mid-run");
+      await seeText(wb.last("assistant message"), "word60.", 30_000);
+      await wb.runEnded();
+      const replies = run.sessionEntries().filter((e) => (e.message as { role?: string } | undefined)?.role === "assistant");
+      assert.equal((replies.at(-1)?.message as { stopReason?: string }).stopReason, "stop");
+    });
+
+    await step("reload the window: the conversation is drawn again from the server", async (wb) => {
+      await wb.page.reload({ waitUntil: "domcontentloaded" });
+      await wb.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+      if (!(await wb.promptBox.isVisible())) await wb.openSidebar();
+      await seeText(wb.articles("user message").first(), "Say hello again", 30_000);
+      await seeText(wb.last("user message"), "Tell a long story");
+      await seeText(wb.last("assistant message"), "word60.");
+      await seeText(wb.gauge, /^pi (\d+|\?)%/);
+      await wb.send("Say hello");
+      await seeText(wb.last("assistant message"), "this reply streamed in twelve small pieces.", 30_000);
+      await wb.runEnded();
+      await wb.screenshot("after-reload");
+    });
+  } finally {
+    if (failed || t.signal.aborted) process.stderr.write(`\n${run.describe()}\n`);
+    process.stderr.write(`\ntimings:\n  ${timings.join("\n  ")}\n  total: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    await browser?.close();
+    server?.stop();
+    model.stop();
+  }
+});

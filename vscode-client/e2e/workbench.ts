@@ -1,0 +1,100 @@
+/**
+ * The parts of VS Code's workbench and of the pi Chat webview the end-to-end test works with,
+ * found by their accessible names (the ones the extension promises) wherever VS Code allows.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { FrameLocator, Locator, Page } from "playwright-core";
+import { eventually } from "./expect";
+import { SCREENSHOTS_DIR } from "./harness";
+
+export class Workbench {
+  private shots = 0;
+
+  constructor(public page: Page) {}
+
+  /** The pi activity-bar container's button. */
+  get piContainer(): Locator {
+    return this.page.locator(".activitybar").getByRole("tab", { name: /^pi\b/ });
+  }
+
+  /** The Chat view's webview document (VS Code nests it in two iframes). */
+  get chat(): FrameLocator {
+    return this.page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+  }
+
+  get promptBox(): Locator {
+    return this.chat.getByRole("textbox", { name: "Message pi" });
+  }
+
+  chatButton(name: string): Locator {
+    return this.chat.getByRole("button", { name, exact: true });
+  }
+
+  articles(kind: "user message" | "assistant message" | "tool call"): Locator {
+    return this.chat.getByRole("article", { name: kind, exact: true });
+  }
+
+  /** The Chat view's header (clicking it collapses or expands the view). */
+  get chatHeader(): Locator {
+    return this.page.locator(".pane-header").filter({ has: this.page.locator("h3.title", { hasText: /^Chat$/ }) });
+  }
+
+  /** The rows of the Session Tree view. */
+  get treeRows(): Locator {
+    return this.page.locator(".pane").filter({ has: this.page.locator(".pane-header", { hasText: "Session Tree" }) }).getByRole("treeitem");
+  }
+
+  /** The context gauge in the status bar (text starting with `pi `). */
+  get gauge(): Locator {
+    return this.page.locator(".statusbar-item").filter({ hasText: /^pi (\d+|\?)%/ });
+  }
+
+  /** The quick input (input boxes and quick picks). */
+  get quickInput(): Locator {
+    return this.page.locator(".quick-input-widget");
+  }
+
+  get dialog(): Locator {
+    return this.page.locator(".monaco-dialog-box");
+  }
+
+  async openSidebar(): Promise<void> {
+    await this.piContainer.click({ timeout: 60_000 });
+    await this.promptBox.waitFor({ timeout: 60_000 });
+  }
+
+  async send(text: string): Promise<void> {
+    await this.promptBox.fill(text);
+    await this.promptBox.press("Enter");
+  }
+
+  /** Wait until the chat shows no run: its prompt box offers "Enter: send" again (not "steer"). */
+  async runEnded(timeoutMs = 30_000): Promise<void> {
+    await eventually(
+      "the run to end (the prompt box offering Enter: send)",
+      () => this.promptBox.getAttribute("placeholder", { timeout: 1_000 }),
+      (placeholder) => placeholder?.startsWith("Enter: send") === true,
+      timeoutMs,
+    );
+  }
+
+  /** The approval card in the chat. */
+  get approvalCard(): Locator {
+    return this.chat.getByRole("alertdialog", { name: "approval request" });
+  }
+
+  /** The last article of a kind (the newest message). */
+  last(kind: "user message" | "assistant message" | "tool call"): Locator {
+    return this.articles(kind).last();
+  }
+
+  /** Save a numbered screenshot of the whole window; returns its path. */
+  async screenshot(name: string): Promise<string> {
+    fs.mkdirSync(SCREENSHOTS_DIR, { recursive: true });
+    this.shots += 1;
+    const file = path.join(SCREENSHOTS_DIR, `${String(this.shots).padStart(2, "0")}-${name}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+}
