@@ -28,7 +28,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,8 +39,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-PI_BENCH = HERE / "pi_bench.mjs"
-CWD = "/home/dev/projects/acme-webapp"
+from bench_session import CWD, Runner, emit, markdown_table  # noqa: E402
+
 # Typed one character at a time: a phrase of one session, a word no session has, two common words.
 RARE_WORD = "xylophone"
 COMMON = "rebase worker"
@@ -50,11 +49,6 @@ COMMON = "rebase worker"
 SETTLE = 1.5
 # The first key is typed this long after the list is shown (a person reads the list first).
 TYPING_STARTS = 0.3
-
-
-def _emit(result: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(result) + "\n")
-    sys.stdout.flush()
 
 
 def _ms(start: float) -> float:
@@ -89,7 +83,7 @@ def worker_full(directory: str, runs: int) -> None:
         start = time.perf_counter()
         count = len(list_sessions(CWD, directory))
         times.append(_ms(start))
-    _emit({"list_ms": statistics.median(times), "runs": times, "sessions": count})
+    emit({"list_ms": statistics.median(times), "runs": times, "sessions": count})
 
 
 def worker_first(directory: str) -> None:
@@ -100,7 +94,7 @@ def worker_first(directory: str) -> None:
     first = _ms(start)
     start = time.perf_counter()
     cache.close(60)
-    _emit({"list_ms": first, "save_ms": _ms(start), "sessions": count})
+    emit({"list_ms": first, "save_ms": _ms(start), "sessions": count})
 
 
 def worker_warm(directory: str, runs: int) -> None:
@@ -141,7 +135,7 @@ def worker_warm(directory: str, runs: int) -> None:
         start = time.perf_counter()
         found = search_sessions(cache.list_folder(directory), query)
         searches[label] = {"query": query, "ms": _ms(start), "matches": len(found)}
-    _emit(
+    emit(
         {
             "warm_ms": statistics.median(warm),
             "warm_runs": warm,
@@ -188,27 +182,6 @@ async def _server(directory: str, runs: int, env: dict[str, str]) -> dict[str, A
 # =========================================================================== orchestration
 
 
-class Runner:
-    def __init__(self, work: Path, verbose: bool) -> None:
-        self.verbose = verbose
-        self.env = dict(os.environ, PI_CODING_AGENT_DIR=str(work / "agent"), PYTHONHASHSEED="0")
-
-    def _run(self, command: list[str]) -> dict[str, Any]:
-        if self.verbose:
-            print("  $", " ".join(command), file=sys.stderr)
-        done = subprocess.run(command, capture_output=True, text=True, env=self.env, cwd=ROOT, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-4000:]}")
-        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-        return result
-
-    def ours(self, *args: str) -> dict[str, Any]:
-        return self._run([sys.executable, str(Path(__file__).resolve()), "--worker", *args])
-
-    def pi(self, *args: str) -> dict[str, Any]:
-        return self._run(["node", "--expose-gc", str(PI_BENCH), *args])
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from gen_sessions import list_sessions_dir
 
@@ -218,7 +191,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         folder = work / "sessions"
         shutil.copytree(source, folder)
         cache_dir = work / "agent" / "pi-lsp" / "list-cache"
-        runner = Runner(work, args.verbose)
+        runner = Runner(work, args.verbose, Path(__file__).resolve())
         runs = str(args.runs)
         results: dict[str, Any] = {
             "files": args.files,
@@ -296,11 +269,7 @@ def report(results: dict[str, Any]) -> str:
         f"max {max(keys):.1f} ms; < 50 {mark(max(keys) < 50)}",
         ratio=False,
     )
-    header = ("measurement", "ours", "ours / pi", "target")
-    widths = [max(len(r[i]) for r in [*rows, header]) for i in range(4)]
-    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |"]
-    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    lines.extend("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows)
+    lines = markdown_table(("measurement", "ours", "ours / pi", "target"), rows)
     load = ", ".join(f"{results[key][0]:.1f}" for key in ("load_before", "load_after"))
     lines.append("")
     lines.append(

@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ def _reset_peak_rss() -> None:
         pass  # the peak then includes the interpreter's own earlier peak (subtracted below)
 
 
-def _emit(result: dict[str, Any]) -> None:
+def emit(result: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(result) + "\n")
     sys.stdout.flush()
 
@@ -140,7 +141,7 @@ def worker_open(file: str, mode: str, check: bool) -> None:
         result.update(
             context_sha256=_context_hash(messages), thinking_level=view.thinking_level, model=view.model
         )
-    _emit(result)
+    emit(result)
 
 
 def worker_ops(file: str, messages_file: str, appends: int) -> None:
@@ -176,7 +177,7 @@ def worker_ops(file: str, messages_file: str, appends: int) -> None:
     for index in range(appends):
         manager.append_message(messages[index % len(messages)])
     append_s = time.perf_counter() - t0
-    _emit(
+    emit(
         {
             "op": "ops",
             "get_tree_ms": statistics.median(tree) * 1000,
@@ -200,16 +201,19 @@ def worker_list(directory: str, runs: int) -> None:
         count = len(list_sessions(CWD, directory))
         times.append((time.perf_counter() - t0) * 1000)
         gc.collect()
-    _emit({"op": "list", "list_ms": statistics.median(times), "runs": times, "sessions": count})
+    emit({"op": "list", "list_ms": statistics.median(times), "runs": times, "sessions": count})
 
 
 # =========================================================================== orchestration
 
 
 class Runner:
-    def __init__(self, work: Path, verbose: bool) -> None:
+    """Runs workers in fresh processes (ours: ``script --worker …``; pi: ``pi_bench.mjs …``)."""
+
+    def __init__(self, work: Path, verbose: bool, script: Path | None = None) -> None:
         self.work = work
         self.verbose = verbose
+        self.script = script or Path(__file__).resolve()
         self.env = dict(os.environ, PI_CODING_AGENT_DIR=str(work / "agent"), PYTHONHASHSEED="0")
 
     def _run(self, command: list[str]) -> dict[str, Any]:
@@ -223,7 +227,7 @@ class Runner:
         return result
 
     def ours(self, *args: str) -> dict[str, Any]:
-        return self._run([sys.executable, str(Path(__file__).resolve()), "--worker", *args])
+        return self._run([sys.executable, str(self.script), "--worker", *args])
 
     def pi(self, *args: str) -> dict[str, Any]:
         return self._run(["node", "--expose-gc", str(PI_BENCH), *args])
@@ -329,6 +333,15 @@ def _label(count: int) -> str:
     return f"{count // 1000}k" if count % 1000 == 0 else str(count)
 
 
+def markdown_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
+    """The lines of a Markdown table, columns padded to their widest cell."""
+    widths = [max(len(row[i]) for row in [*rows, header]) for i in range(len(header))]
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |"]
+    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    lines.extend("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows)
+    return lines
+
+
 def report(results: dict[str, Any]) -> str:
     rows: list[tuple[str, str, str, str, str]] = []
 
@@ -420,20 +433,7 @@ def report(results: dict[str, Any]) -> str:
             listing["pi"]["list_ms"],
             "ms",
         )
-    widths = [
-        max(len(r[i]) for r in [*rows, ("measurement", "ours", "pi", "ours / pi", "target")])
-        for i in range(5)
-    ]
-    lines = [
-        "| "
-        + " | ".join(
-            h.ljust(w)
-            for h, w in zip(("measurement", "ours", "pi", "ours / pi", "target"), widths, strict=True)
-        )
-        + " |"
-    ]
-    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    lines.extend("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows)
+    lines = markdown_table(("measurement", "ours", "pi", "ours / pi", "target"), rows)
     checks = [
         f"{_label(int(c))}: {'identical' if s['identical'] else 'DIFFERENT'}"
         for c, s in results["sizes"].items()
