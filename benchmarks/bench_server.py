@@ -174,14 +174,15 @@ async def startup(work: Path, runs: int, baseline: Path | None = None) -> dict[s
     ``baseline`` (a checkout of another version, put first on PYTHONPATH) both are measured in
     turn, so the two columns come from one run under the same load."""
     env = dict(os.environ, PI_CODING_AGENT_DIR=str(work / "agent"))
-    versions = {"": env}
+    # `python -m` puts the working directory first on sys.path: each version runs from its checkout
+    versions = {"": (env, ROOT)}
     if baseline is not None:
-        versions["before: "] = dict(env, PYTHONPATH=str(baseline))
+        versions["before: "] = (dict(env, PYTHONPATH=str(baseline)), baseline)
     results: dict[str, list[float]] = {}
     for _ in range(runs):
-        for label, version_env in versions.items():
+        for label, (version_env, checkout) in versions.items():
             started = time.perf_counter()
-            client = await RpcClient.start(env=version_env, quiet=True)
+            client = await RpcClient.start(env=version_env, cwd=str(checkout), quiet=True)
             await client.request("initialize", {"processId": os.getpid(), "capabilities": {}})
             results.setdefault(label + "initialize", []).append((time.perf_counter() - started) * 1000)
             client.notify("initialized", {})

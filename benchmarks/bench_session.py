@@ -10,7 +10,8 @@ a table with the ratio ours / pi for each measurement:
   byte-identical.
 * the context again after one append (ours extends the view of the leaf; pi rebuilds), and
   append + context together;
-* append throughput (entries/s, persisted, no fsync);
+* append throughput (entries/s, persisted, no fsync), once per size after the other operations,
+  and alone on the smallest file in ``--append-rounds`` runs of ours and pi alternating;
 * ``get_tree`` / ``getTree``;
 * listing a folder of 1,000 session files (``list_sessions`` / ``SessionManager.list``);
 * peak memory of open + context as a multiple of the file size (ours: ``ru_maxrss`` growth in the
@@ -191,6 +192,23 @@ def worker_ops(file: str, messages_file: str, appends: int) -> None:
     )
 
 
+def worker_appends(file: str, messages_file: str, appends: int) -> None:
+    """Append throughput alone (50 appends to warm up, then ``appends`` timed), as pi_bench's."""
+    from pi_lsp.session.store import SessionManager
+
+    messages = json.loads(Path(messages_file).read_text())
+    manager = SessionManager.open(file)
+    for index in range(50):
+        manager.append_message(messages[index % len(messages)])
+    gc.collect()
+    t0 = time.perf_counter()
+    for index in range(appends):
+        manager.append_message(messages[index % len(messages)])
+    append_s = time.perf_counter() - t0
+    rate = appends / append_s
+    _emit({"op": "appends", "appends": appends, "append_ms": append_s * 1000, "appends_per_s": rate})
+
+
 def worker_list(directory: str, runs: int) -> None:
     from pi_lsp.session.listing import list_sessions
 
@@ -288,6 +306,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 and ours_json[0].get("thinking_level") == pi_open[0].get("thinking_level")
                 and ours_json[0].get("model") == pi_open[0].get("model"),
             }
+        if args.append_rounds:
+            append_rounds(args, runner, work, messages, results)
         if args.list_files:
             folder = list_sessions_dir(args.data, args.list_files)
             print(f"[list {args.list_files} files] ...", file=sys.stderr)
@@ -301,6 +321,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
     results["load_after"] = os.getloadavg()
     return results
+
+
+def append_rounds(
+    args: argparse.Namespace, runner: Runner, work: Path, messages: Path, results: dict[str, Any]
+) -> None:
+    """Append throughput on the smallest file, ours and pi alternating for ``--append-rounds``
+    rounds (fresh processes, a fresh copy each), so a change in the machine's load hits both."""
+    from gen_sessions import big_session
+
+    count = min(args.entries)
+    file = big_session(args.data, count)
+    copy = work / "appends.jsonl"
+    ours: list[float] = []
+    pi: list[float] = []
+    print(f"[{count} entries] append throughput, {args.append_rounds} rounds ...", file=sys.stderr)
+    for _ in range(args.append_rounds):
+        for side, out in ((runner.ours, ours), (runner.pi, pi)):
+            shutil.copyfile(file, copy)
+            out.append(side("appends", str(copy), str(messages), str(args.appends))["appends_per_s"])
+    copy.unlink()
+    results["append_rounds"] = {"entries": count, "file_bytes": file.stat().st_size, "ours": ours, "pi": pi}
 
 
 def machine() -> str:
@@ -425,6 +466,17 @@ def report(results: dict[str, Any]) -> str:
         retained_ours = _median(size["ours_json"], "retained_rss_bytes") / size["file_bytes"]
         retained_pi = _median(size["pi_open"], "retained_rss_bytes") / size["file_bytes"]
         row(f"  retained after open (RSS) / file, {label}", retained_ours, retained_pi, "x")
+    if "append_rounds" in results:
+        rounds = results["append_rounds"]
+        ours_rate, pi_rate = statistics.median(rounds["ours"]), statistics.median(rounds["pi"])
+        row(
+            f"append throughput, {_label(rounds['entries'])} ({rounds['file_bytes'] / 1e6:.0f} MB), "
+            f"median of {len(rounds['ours'])} alternating runs",
+            ours_rate,
+            pi_rate,
+            "/s",
+            f"≥ 1 {'✓' if ours_rate >= pi_rate else '✗'} (higher is better)",
+        )
     if "list" in results:
         listing = results["list"]
         row(
@@ -458,6 +510,8 @@ def main(argv: list[str] | None = None) -> int:
             worker_open(rest[0], rest[1], "--check" in rest)
         elif mode == "ops":
             worker_ops(rest[0], rest[1], int(rest[2]))
+        elif mode == "appends":
+            worker_appends(rest[0], rest[1], int(rest[2]))
         elif mode == "list":
             worker_list(rest[0], int(rest[1]))
         else:
@@ -475,6 +529,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list-files", type=int, help="session files to list (default 1000; 0 skips)")
     parser.add_argument("--runs", type=int, help="fresh-process runs per measurement (default 3)")
     parser.add_argument("--appends", type=int, help="appends for the throughput run (default 1000)")
+    parser.add_argument(
+        "--append-rounds", type=int, help="alternating append-only runs of ours and pi (default 5; 0 skips)"
+    )
     parser.add_argument("--data", type=Path, default=ROOT / ".bench-data", help="generated data folder")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     parser.add_argument("--verbose", action="store_true")
@@ -484,6 +541,8 @@ def main(argv: list[str] | None = None) -> int:
     args.list_files = args.list_files if args.list_files is not None else (100 if quick else 1_000)
     args.runs = args.runs or (1 if quick else 3)
     args.appends = args.appends or (200 if quick else 1_000)
+    if args.append_rounds is None:
+        args.append_rounds = 1 if quick else 5
     if shutil.which("node") is None:
         raise SystemExit("node is needed to time pi")
     started = time.perf_counter()

@@ -5,6 +5,7 @@
 //
 //   node --expose-gc pi_bench.mjs open FILE [--check]      open + buildSessionContext(), memory
 //   node --expose-gc pi_bench.mjs ops FILE MESSAGES.json N    getTree, context after one append, appends
+//   node --expose-gc pi_bench.mjs appends FILE MESSAGES.json N  append throughput alone
 //   node --expose-gc pi_bench.mjs list DIR RUNS               SessionManager.list over a folder
 //
 // The package is found under $PI_ORACLE_DIR (default: <repo>/.pi-oracle). FILE for `ops` is
@@ -131,6 +132,18 @@ function ops(file, messagesFile, appends) {
 	});
 }
 
+// append throughput alone: 50 appends to warm up, then N timed (bench_session.py alternates runs)
+function appends(file, messagesFile, count) {
+	const messages = JSON.parse(fs.readFileSync(messagesFile, "utf8"));
+	const sm = SessionManager.open(file);
+	for (let i = 0; i < 50; i++) sm.appendMessage(messages[i % messages.length]);
+	gc();
+	const t0 = now();
+	for (let i = 0; i < count; i++) sm.appendMessage(messages[i % messages.length]);
+	const appendMs = now() - t0;
+	emit({ op: "appends", appends: count, append_ms: appendMs, appends_per_s: count / (appendMs / 1000) });
+}
+
 async function list(dir, runs) {
 	const times = [];
 	let count = 0;
@@ -147,8 +160,9 @@ async function list(dir, runs) {
 const [mode, ...args] = process.argv.slice(2);
 if (mode === "open") open(args[0], args.includes("--check"));
 else if (mode === "ops") ops(args[0], args[1], Number(args[2] ?? 1000));
+else if (mode === "appends") appends(args[0], args[1], Number(args[2] ?? 1000));
 else if (mode === "list") await list(args[0], Number(args[1] ?? 3));
 else {
-	console.error(`usage: pi_bench.mjs open FILE [--check] | ops FILE MESSAGES.json N | list DIR RUNS`);
+	console.error(`usage: pi_bench.mjs open FILE [--check] | ops FILE MESSAGES.json N | appends FILE MESSAGES.json N | list DIR RUNS`);
 	process.exit(2);
 }

@@ -10,7 +10,9 @@ Order is kept: the first message this phase does not answer itself (any LSP mess
 ``initialized``, any other method, anything malformed, the end of input) is held for pygls with
 every message after it, and pygls receives them in arrival order. ``initialized`` is held without
 holding back the requests after it: it only starts the system prompt's watching, which no session
-request depends on. Nothing here imports pygls or lsprotocol.
+request depends on. A ``$/cancelRequest`` for a request answered here reaches pygls, which does not
+know it, and is ignored (these requests are short).
+Nothing here imports pygls or lsprotocol.
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ from pi_lsp.regular_files import open_regular
 from pi_lsp.session.jsonl import loads_line
 from pi_lsp.session.loader import ReadResult, read_lines
 from pi_lsp.session.writer import (
-    Expected,
     FileChangedError,
     HeldAppend,
     append_lines,
@@ -123,9 +122,9 @@ class SessionFile:
         if held is None or held.path != self.path or held.inode != self.inode:
             self.close()
             held = self._held = HeldAppend(self.path, self.inode)
-        expect = Expected(self.inode, self.read_offset, self.header_offset, self.header_raw)
         try:
-            result = held.append(raw + b"\n", expect, fsync=self.fsync)
+            line = raw + b"\n"
+            result = held.append(line, self.read_offset, self.header_offset, self.header_raw, self.fsync)
         except FileChangedError:
             self.close()  # the recovery binds to whatever the path holds now
             raise

@@ -19,32 +19,20 @@ import tempfile
 import time
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pi_lsp.fileerrors import TIMEOUT, FileProblem, naming, with_path
 from pi_lsp.regular_files import check_regular
 from pi_lsp.session.errors import SessionFileConflictError
 
 
-@dataclass(frozen=True, slots=True)
-class AppendResult:
+class AppendResult(NamedTuple):
     """Where the written lines landed: ``start`` is the offset of the first written line."""
 
     size_before: int
     start: int
     end: int
-
-
-@dataclass(frozen=True, slots=True)
-class Expected:
-    """What an append to a session file we already wrote expects to find there (checked under
-    the lock): the same inode, at least the bytes we know of, and our header where we left it."""
-
-    inode: int
-    size: int
-    header_offset: int
-    header: bytes
 
 
 class FileChangedError(Exception):
@@ -189,21 +177,22 @@ class HeldAppend:
     def close(self) -> None:
         self._close()
 
-    def append(self, data: bytes, expect: Expected, *, fsync: bool = False) -> AppendResult:
-        """Append complete LF-terminated lines in one write if the file is still ours (``expect``)."""
-        assert data.endswith(b"\n") and expect.inode == self.inode
+    def append(self, data: bytes, known: int, header_offset: int, header: bytes, fsync: bool) -> AppendResult:
+        """Append complete LF-terminated lines in one write if the file is still the one we wrote:
+        at least ``known`` bytes long, with our ``header`` line at ``header_offset``."""
+        assert data.endswith(b"\n")
         fd, path = self.fd, self.path
         try:
             _lock_within(fd, path, LOCK_TIMEOUT)
             try:
-                size = self._size_if_ours(expect)
+                size = self._size_if_ours(known, header_offset, header)
                 return _write_at_end(fd, size, data, fsync)
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError as error:
             raise with_path(error, path) from None
 
-    def _size_if_ours(self, expect: Expected) -> int:
+    def _size_if_ours(self, known: int, header_offset: int, header: bytes) -> int:
         """The file's size, checked under the lock to be the file we wrote; else FileChangedError."""
         try:
             now = os.stat(self.path)  # the path, not the descriptor: was it deleted, moved, replaced?
@@ -212,8 +201,8 @@ class HeldAppend:
         if (
             now.st_ino != self.inode
             or now.st_dev != self.device
-            or now.st_size < expect.size
-            or os.pread(self.fd, len(expect.header), expect.header_offset) != expect.header
+            or now.st_size < known
+            or os.pread(self.fd, len(header), header_offset) != header
         ):
             raise FileChangedError(f"{self.path} is not the file this session wrote any more")
         return now.st_size
