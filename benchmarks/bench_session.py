@@ -206,7 +206,7 @@ def worker_appends(file: str, messages_file: str, appends: int) -> None:
         manager.append_message(messages[index % len(messages)])
     append_s = time.perf_counter() - t0
     rate = appends / append_s
-    _emit({"op": "appends", "appends": appends, "append_ms": append_s * 1000, "appends_per_s": rate})
+    emit({"op": "appends", "appends": appends, "append_ms": append_s * 1000, "appends_per_s": rate})
 
 
 def worker_list(directory: str, runs: int) -> None:
