@@ -190,6 +190,7 @@ class SessionListCache:
     def _infos(self, directory: Path) -> list[SessionInfo]:
         base = str(directory)
         key = os.path.abspath(base)
+        prefix = os.path.join(base, "")  # + name: os.path.join(base, name) without its cost
         folder = self._folder(key)
         with folder.lock:
             if not folder.loaded:
@@ -216,7 +217,7 @@ class SessionListCache:
                     continue
                 previous = cached = before.get(name)
                 if cached is None or not cached.unchanged(st):
-                    cached = read_file(os.path.join(base, name), previous)
+                    cached = read_file(prefix + name, previous)
                     if cached is None:
                         changed = changed or previous is not None
                         continue
@@ -224,7 +225,7 @@ class SessionListCache:
                 files[name] = cached
                 info = cached.info
                 if info is not None:
-                    path = os.path.join(base, name)
+                    path = prefix + name
                     if info.path != path:  # the same folder named another way (relative, a link)
                         info = replace(info, path=path)
                     infos.append(info)
