@@ -138,7 +138,10 @@ async function run(options: Options): Promise<Record<string, unknown>> {
   try {
     const page = await browser.newPage({ viewport: { width: 420, height: 900 } });
     await page.addInitScript(pageProbes);
-    let t0 = 0;
+    // The oldest event not yet carried by a post: a post that gathers several deltas is timed
+    // from its oldest one (the worst of them).
+    let t0: number | undefined;
+    let latest = 0;
     let onMessage: (message: unknown) => void = () => undefined;
     const webview = {
       options: {},
@@ -149,7 +152,13 @@ async function run(options: Options): Promise<Record<string, unknown>> {
         onMessage = handler;
         return { dispose: () => undefined };
       },
-      postMessage: (message: unknown) => page.evaluate(([m, t]) => (window as unknown as { __deliver: (m: unknown, t: number) => void }).__deliver(m, t), [message, t0] as const).then(() => true),
+      postMessage: (message: unknown) => {
+        const sentAt = t0 ?? latest;
+        t0 = undefined;
+        return page
+          .evaluate(([m, t]) => (window as unknown as { __deliver: (m: unknown, t: number) => void }).__deliver(m, t), [message, sentAt] as const)
+          .then(() => true);
+      },
     };
     // The chat asks the server for models when drawn; nothing else reaches it while streaming.
     const answers: Record<string, unknown> = {
@@ -166,14 +175,20 @@ async function run(options: Options): Promise<Record<string, unknown>> {
     const offset = await clockOffset(page);
 
     // Warm-up (JIT, fonts), not counted.
-    await stream(page, chat, (t) => (t0 = t), { ...options, bytes: 4000 }, offset);
+    await stream(page, chat, (t) => {
+      latest = t;
+      t0 ??= t;
+    }, { ...options, bytes: 4000 }, offset);
     await page.evaluate(() => {
       const probe = (window as unknown as { __probe: Probe }).__probe;
       probe.latencies.length = 0;
     });
 
     await page.evaluate(() => (window as unknown as { __record: (on: boolean) => void }).__record(true));
-    const { hostMs } = await stream(page, chat, (t) => (t0 = t), options, offset);
+    const { hostMs } = await stream(page, chat, (t) => {
+      latest = t;
+      t0 ??= t;
+    }, options, offset);
     await page.waitForFunction(() => (window as unknown as { __probe: Probe }).__probe.sent.length === 0, undefined, { timeout: 900_000 });
     await page.waitForTimeout(200);
     await page.evaluate(() => (window as unknown as { __record: (on: boolean) => void }).__record(false));

@@ -18,6 +18,8 @@ import { proposedDiff, recordedDiff } from "./toolCards";
 
 /** The server's ModelError code; with ANTHROPIC_API_KEY in its message it means "no key". */
 const MODEL_ERROR = -32004;
+/** How long the posts of streamed deltas are gathered into one (about a frame). */
+const DELTA_POST_MS = 16;
 /** Pages of older entries Open in Chat may load to reach its entry. */
 const REVEAL_PAGES = 50;
 
@@ -34,6 +36,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private readonly approvals = new PendingApprovals();
   private readonly completions: ChatCompletions;
   private notice: ChatNotice | undefined;
+  private deltaTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -72,7 +75,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   /** A pi/event of the open session. */
   onEvent(seq: number, event: Record<string, unknown>): void {
     if (event.type === "approval_result" && typeof event.toolCallId === "string") this.approvals.settled(event.toolCallId);
-    if (this.sync.onEvent(seq, event) || event.type === "approval_result") this.post();
+    if (!this.sync.onEvent(seq, event) && event.type !== "approval_result") return;
+    // Deltas come faster than frames: their posts are gathered for one frame; anything else
+    // posts at once (and first sends a gathered state, so the webview sees changes in order).
+    if (event.type === "message_update") this.postSoon();
+    else this.post();
+  }
+
+  private postSoon(): void {
+    this.deltaTimer ??= setTimeout(() => this.post(), DELTA_POST_MS);
   }
 
   /**
@@ -99,7 +110,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   private post(): void {
-    this.postToView({
+    if (this.deltaTimer !== undefined) clearTimeout(this.deltaTimer);
+    this.deltaTimer = undefined;
+    this.postNow({
       type: "state",
       state: {
         messages: this.sync.transcript.messages,
@@ -113,6 +126,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   private postToView(message: HostToWebview): void {
+    if (this.deltaTimer !== undefined) this.post();
+    this.postNow(message);
+  }
+
+  private postNow(message: HostToWebview): void {
     void this.view?.webview.postMessage(message);
   }
 
