@@ -519,13 +519,16 @@ local function prompt_empty(buf)
 end
 
 --- Follow changes made elsewhere (called by setup()): a navigation (:PiTree, another editor), lines
---- appended by another program or a compaction redraw the chats of that session when no run of theirs
+--- appended by another program or a compaction redraw the chat of the active session when no run
 --- is streaming; a navigation's editor text fills an empty prompt area, as pi's editor does.
 function M.attach()
   pi().on("PiSessionChanged", function(change)
     local reason = change.reason
+    local active = pi().state.session
     if reason ~= "navigate" and reason ~= "external" and reason ~= "compaction" then
       return
+    elseif not active or active.sessionId ~= change.sessionId then
+      return -- a request naming another session would make it the active one: wait until it is
     end
     for buf, chat in pairs(chats) do
       if chat.session == change.sessionId and not chat.running and api.nvim_buf_is_valid(buf) then

@@ -14,7 +14,7 @@ local timer = nil
 
 --- Ask for the active session's usage once, `debounce_ms` after the last call.
 function M.refresh()
-  if timer then
+  if timer and not timer:is_closing() then
     timer:stop()
     timer:close()
   end
