@@ -1,7 +1,7 @@
 -- The chat buffer (:PiChat): the active session's branch, replies streamed from `pi/event` (thinking
 -- and tool output folded, bash output live), a prompt area below a marker line, and approvals
--- (`pi/requestApproval`) asked through vim.ui.select. Actions on the message under the cursor are in
--- pi.chat_actions.
+-- (pi.approval) asked through vim.ui.select. How messages are drawn is in pi.chat_render, the actions
+-- on the message under the cursor in pi.chat_actions.
 local M = {}
 
 local api = vim.api
@@ -24,8 +24,6 @@ M.keys = {
   fork_here = "<LocalLeader>f",
 }
 
---- Lines starting with this are folded (thinking, tool output): the fold expression reads only text.
-M.fold_prefix = "┆ "
 local FOLD_EXPR = "getline(v:lnum)=~'^┆'?(getline(v:lnum-1)=~'^┆'?1:'>1'):0"
 
 local ns = api.nvim_create_namespace("pi_chat")
@@ -35,122 +33,11 @@ local ns = api.nvim_create_namespace("pi_chat")
 -- entries = { [extmark id] = {id, role} } }
 local chats = {}
 
-local function split(text)
-  return vim.split(text or "", "\n", { plain = true })
-end
-
-local function block_text(content)
-  if type(content) == "string" then
-    return content
-  end
-  local parts = {}
-  for _, block in ipairs(content or {}) do
-    if block.type == "text" then
-      table.insert(parts, block.text or "")
-    end
-  end
-  return table.concat(parts, "\n")
-end
-
-local function one_line(text, max)
-  text = tostring(text or ""):gsub("%s+", " ")
-  if #text > max then
-    text = text:sub(1, max - 3) .. "..."
-  end
-  return text
-end
-
---- `text` as folded lines under a visible-when-folded `title`.
-local function folded(title, text)
-  local lines = { M.fold_prefix .. title }
-  for _, line in ipairs(split(vim.trim(text or ""))) do
-    table.insert(lines, M.fold_prefix .. line)
-  end
-  return lines
-end
-
-local function tool_line(name, args)
-  local shown = type(args) == "table" and (args.command or args.path) or nil
-  return string.format("> tool `%s` %s", name or "?", one_line(shown or pi().json_encode(args or {}), 100))
-end
-
-local function thinking_text(content)
-  local parts = {}
-  for _, block in ipairs(type(content) == "table" and content or {}) do
-    if block.type == "thinking" and (block.thinking or "") ~= "" then
-      table.insert(parts, block.thinking)
-    end
-  end
-  return table.concat(parts, "\n")
-end
-
-local function tool_result_lines(name, text, is_error, running)
-  local first = split(vim.trim(text or ""))[1] or ""
-  local head
-  if running then
-    head = string.format("> running %s: %s", name or "", one_line(first, 100))
-  else
-    head = string.format("> %s %s: %s", is_error and "failed" or "result", name or "", one_line(first, 100))
-  end
-  local lines = { head }
-  if vim.trim(text or "") ~= "" then
-    vim.list_extend(lines, folded("output", text))
-  end
-  return lines
-end
-
---- Markdown lines for one message of the branch (as stored or as sent in a pi/event).
-function M.message_lines(message)
-  local role = message.role
-  if role == "user" then
-    return vim.list_extend({ "## You", "" }, vim.list_extend(split(block_text(message.content)), { "" }))
-  elseif role == "assistant" then
-    local lines = { "## Assistant", "" }
-    local thinking = thinking_text(message.content)
-    if thinking ~= "" then
-      vim.list_extend(lines, folded("thinking", thinking))
-    end
-    local text = block_text(message.content)
-    if text ~= "" then
-      vim.list_extend(lines, split(text))
-    end
-    for _, block in ipairs(type(message.content) == "table" and message.content or {}) do
-      if block.type == "toolCall" then
-        table.insert(lines, tool_line(block.name, block.arguments))
-      end
-    end
-    if message.stopReason == "aborted" or message.stopReason == "error" then
-      table.insert(lines, "_(" .. message.stopReason .. (message.errorMessage and (": " .. one_line(message.errorMessage, 80)) or "") .. ")_")
-    end
-    table.insert(lines, "")
-    return lines
-  elseif role == "toolResult" then
-    local lines = tool_result_lines(message.toolName, block_text(message.content), message.isError)
-    table.insert(lines, "")
-    return lines
-  elseif role == "bashExecution" then
-    local lines = tool_result_lines("$ " .. tostring(message.command or ""), message.output, (message.exitCode or 0) ~= 0)
-    table.insert(lines, "")
-    return lines
-  elseif role == "compactionSummary" or role == "branchSummary" then
-    local lines = folded(role == "compactionSummary" and "compaction summary" or "branch summary", message.summary)
-    table.insert(lines, "")
-    return lines
-  end
-  return {}
-end
-
---- Lines for a stored entry: messages, and compaction / branch summaries (folded).
-local function entry_lines(entry)
-  if entry.type == "message" and entry.message then
-    return M.message_lines(entry.message)
-  elseif entry.type == "compaction" then
-    return M.message_lines({ role = "compactionSummary", summary = entry.summary })
-  elseif entry.type == "branch_summary" then
-    return M.message_lines({ role = "branchSummary", summary = entry.summary })
-  end
-  return {}
-end
+local render = require("pi.chat_render")
+local split, folded, block_text = render.split, render.folded, render.block_text
+local tool_result_lines, entry_lines = render.tool_result_lines, render.entry_lines
+M.message_lines = render.message_lines
+M.fold_prefix = render.fold_prefix
 
 local function marker_row(buf)
   local pos = api.nvim_buf_get_extmark_by_id(buf, ns, chats[buf].mark, {})
@@ -589,39 +476,6 @@ function M.buffer(session_id)
     end
   end
   return nil
-end
-
-M.choices = { "Allow", "Allow always", "Deny" }
-local decisions = { Allow = "allow", ["Allow always"] = "allowAlways", Deny = "deny" }
-
---- Answer a `pi/requestApproval`: show the command or diff, then ask through vim.ui.select. The
---- LSP client needs the answer synchronously, so this waits (processing events) for the choice.
-function M.approve(request)
-  request = request or {}
-  local preview = request.preview or {}
-  local what = preview.command or (request.args and request.args.command) or preview.path or ""
-  local diff_win
-  if preview.diff then
-    local buf = api.nvim_create_buf(false, true)
-    api.nvim_buf_set_option(buf, "bufhidden", "wipe")
-    api.nvim_buf_set_option(buf, "filetype", "diff")
-    api.nvim_buf_set_lines(buf, 0, -1, false, split(preview.diff))
-    require("pi.ui").show_buffer(buf)
-    diff_win = api.nvim_get_current_win()
-  end
-  local choice, answered = nil, false
-  vim.ui.select(M.choices, {
-    prompt = one_line(string.format("pi: allow %s %s?", request.toolName or "tool", what), 70),
-  }, function(item)
-    choice, answered = item, true
-  end)
-  vim.wait(24 * 3600 * 1000, function()
-    return answered
-  end, 50)
-  if diff_win and api.nvim_win_is_valid(diff_win) then
-    api.nvim_win_close(diff_win, true)
-  end
-  return { decision = decisions[choice] or "deny" }
 end
 
 return M

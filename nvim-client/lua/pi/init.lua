@@ -318,7 +318,7 @@ end
 
 --- A server -> client request: the answer is this handler's return value.
 handlers["pi/requestApproval"] = function(_, p)
-  return require("pi.chat").approve(p)
+  return require("pi.approval").approve(p)
 end
 
 handlers["pi/compactionStarted"] = function(_, p)

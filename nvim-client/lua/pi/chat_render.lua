@@ -1,0 +1,130 @@
+-- How the chat buffer draws messages: markdown lines for each message of a branch, with thinking,
+-- tool output and summaries as folded lines (each starting with M.fold_prefix).
+local M = {}
+
+local function pi()
+  return require("pi")
+end
+
+--- Lines starting with this are folded (thinking, tool output): the fold expression reads only text.
+M.fold_prefix = "┆ "
+
+function M.split(text)
+  return vim.split(text or "", "\n", { plain = true })
+end
+
+function M.block_text(content)
+  if type(content) == "string" then
+    return content
+  end
+  local parts = {}
+  for _, block in ipairs(content or {}) do
+    if block.type == "text" then
+      table.insert(parts, block.text or "")
+    end
+  end
+  return table.concat(parts, "\n")
+end
+
+--- `text` on one line of at most `max` bytes.
+function M.one_line(text, max)
+  text = tostring(text or ""):gsub("%s+", " ")
+  if #text > max then
+    text = text:sub(1, max - 3) .. "..."
+  end
+  return text
+end
+
+--- `text` as folded lines under a visible-when-folded `title`.
+function M.folded(title, text)
+  local lines = { M.fold_prefix .. title }
+  for _, line in ipairs(M.split(vim.trim(text or ""))) do
+    table.insert(lines, M.fold_prefix .. line)
+  end
+  return lines
+end
+
+local function tool_line(name, args)
+  local shown = type(args) == "table" and (args.command or args.path) or nil
+  return string.format("> tool `%s` %s", name or "?", M.one_line(shown or pi().json_encode(args or {}), 100))
+end
+
+local function thinking_text(content)
+  local parts = {}
+  for _, block in ipairs(type(content) == "table" and content or {}) do
+    if block.type == "thinking" and (block.thinking or "") ~= "" then
+      table.insert(parts, block.thinking)
+    end
+  end
+  return table.concat(parts, "\n")
+end
+
+function M.tool_result_lines(name, text, is_error, running)
+  local first = M.split(vim.trim(text or ""))[1] or ""
+  local head
+  if running then
+    head = string.format("> running %s: %s", name or "", M.one_line(first, 100))
+  else
+    head = string.format("> %s %s: %s", is_error and "failed" or "result", name or "", M.one_line(first, 100))
+  end
+  local lines = { head }
+  if vim.trim(text or "") ~= "" then
+    vim.list_extend(lines, M.folded("output", text))
+  end
+  return lines
+end
+
+--- Markdown lines for one message of the branch (as stored or as sent in a pi/event).
+function M.message_lines(message)
+  local role = message.role
+  if role == "user" then
+    return vim.list_extend({ "## You", "" }, vim.list_extend(M.split(M.block_text(message.content)), { "" }))
+  elseif role == "assistant" then
+    local lines = { "## Assistant", "" }
+    local thinking = thinking_text(message.content)
+    if thinking ~= "" then
+      vim.list_extend(lines, M.folded("thinking", thinking))
+    end
+    local text = M.block_text(message.content)
+    if text ~= "" then
+      vim.list_extend(lines, M.split(text))
+    end
+    for _, block in ipairs(type(message.content) == "table" and message.content or {}) do
+      if block.type == "toolCall" then
+        table.insert(lines, tool_line(block.name, block.arguments))
+      end
+    end
+    if message.stopReason == "aborted" or message.stopReason == "error" then
+      table.insert(lines, "_(" .. message.stopReason .. (message.errorMessage and (": " .. M.one_line(message.errorMessage, 80)) or "") .. ")_")
+    end
+    table.insert(lines, "")
+    return lines
+  elseif role == "toolResult" then
+    local lines = M.tool_result_lines(message.toolName, M.block_text(message.content), message.isError)
+    table.insert(lines, "")
+    return lines
+  elseif role == "bashExecution" then
+    local lines = M.tool_result_lines("$ " .. tostring(message.command or ""), message.output, (message.exitCode or 0) ~= 0)
+    table.insert(lines, "")
+    return lines
+  elseif role == "compactionSummary" or role == "branchSummary" then
+    local lines = M.folded(role == "compactionSummary" and "compaction summary" or "branch summary", message.summary)
+    table.insert(lines, "")
+    return lines
+  end
+  return {}
+end
+
+--- Lines for a stored entry: messages, and compaction / branch summaries (folded).
+function M.entry_lines(entry)
+  if entry.type == "message" and entry.message then
+    return M.message_lines(entry.message)
+  elseif entry.type == "compaction" then
+    return M.message_lines({ role = "compactionSummary", summary = entry.summary })
+  elseif entry.type == "branch_summary" then
+    return M.message_lines({ role = "branchSummary", summary = entry.summary })
+  end
+  return {}
+end
+
+return M
