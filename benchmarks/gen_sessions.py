@@ -601,6 +601,21 @@ def big_session(out: Path, count: int, seed: int = 1, compactions: tuple[float, 
     return path
 
 
+def session_set(out: Path, files: int, count: int, seed: int = 5000) -> list[Path]:
+    """``files`` big sessions of ``count`` entries each (distinct seeds, so distinct sessions)."""
+    directory = out / f"set-{files}x{count}"
+    meta = out / f"set-{files}x{count}.meta.json"
+    paths = [directory / _pi_file_name(seed + index) for index in range(files)]
+    params = {"version": GENERATOR_VERSION, "seed": seed, "files": files, "count": count}
+    if _cached(meta, params, paths):
+        return paths
+    for index, path in enumerate(paths):
+        size = write_session(path, seed + index, count, (0.15, 0.3))
+        print(f"generated {path} ({count} entries, {size / 1e6:.1f} MB)", file=sys.stderr)
+    meta.write_text(json.dumps(params))
+    return paths
+
+
 def list_sessions_dir(out: Path, files: int, seed: int = 1000) -> Path:
     """A folder of ``files`` sessions of varied length (median ~40 entries), generated unless there."""
     directory = out / f"list-{files}"

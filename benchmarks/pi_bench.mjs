@@ -7,6 +7,7 @@
 //   node --expose-gc pi_bench.mjs ops FILE MESSAGES.json N    getTree, context after one append, appends
 //   node --expose-gc pi_bench.mjs appends FILE MESSAGES.json N  append throughput alone
 //   node --expose-gc pi_bench.mjs list DIR RUNS               SessionManager.list over a folder
+//   node --expose-gc pi_bench.mjs hold FILE...                open every FILE in one process, keep them
 //
 // The package is found under $PI_ORACLE_DIR (default: <repo>/.pi-oracle). FILE for `ops` is
 // appended to: pass a copy. Times are milliseconds (performance.now()).
@@ -157,12 +158,42 @@ async function list(dir, runs) {
 	emit({ op: "list", list_ms: median(times), runs: times, sessions: count });
 }
 
+// Many sessions open in one process, as a server holds them: each opened and its context built
+// (an agent session keeps its messages), all kept referenced; RSS growth over the RSS before.
+function hold(files) {
+	gc();
+	resetPeakRss();
+	const base = process.memoryUsage().rss;
+	const baseMaxRss = peakRss();
+	const held = [];
+	let bytes = 0;
+	const t0 = now();
+	for (const file of files) {
+		bytes += fs.statSync(file).size;
+		const sm = SessionManager.open(file);
+		held.push([sm, sm.buildSessionContext().messages]);
+	}
+	const openMs = now() - t0;
+	const peakGrowth = peakRss() - Math.max(baseMaxRss, base);
+	gc();
+	emit({
+		op: "hold",
+		files: files.length,
+		file_bytes: bytes,
+		entries: held.reduce((total, [sm]) => total + sm.getEntries().length, 0),
+		open_ms: openMs,
+		peak_rss_bytes: peakGrowth,
+		retained_rss_bytes: process.memoryUsage().rss - base,
+	});
+}
+
 const [mode, ...args] = process.argv.slice(2);
 if (mode === "open") open(args[0], args.includes("--check"));
 else if (mode === "ops") ops(args[0], args[1], Number(args[2] ?? 1000));
 else if (mode === "appends") appends(args[0], args[1], Number(args[2] ?? 1000));
 else if (mode === "list") await list(args[0], Number(args[1] ?? 3));
+else if (mode === "hold") hold(args);
 else {
-	console.error(`usage: pi_bench.mjs open FILE [--check] | ops FILE MESSAGES.json N | appends FILE MESSAGES.json N | list DIR RUNS`);
+	console.error(`usage: pi_bench.mjs open FILE [--check] | ops FILE MESSAGES.json N | appends FILE MESSAGES.json N | list DIR RUNS | hold FILE...`);
 	process.exit(2);
 }
