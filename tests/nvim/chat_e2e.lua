@@ -8,7 +8,12 @@ local ok, err = pcall(function()
   local chat = require("pi.chat")
   pi.setup({ cmd = cfg.cmd, autostart = false, settings = cfg.settings })
   vim.ui.select = function(items, opts, on_choice) -- the user picks "Allow" in the picker
-    table.insert(out.asked, { items = items, prompt = opts.prompt })
+    local shown = {}
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      local b = vim.api.nvim_win_get_buf(win)
+      table.insert(shown, { filetype = vim.bo[b].filetype, lines = vim.api.nvim_buf_get_lines(b, 0, -1, false) })
+    end
+    table.insert(out.asked, { items = items, prompt = opts.prompt, windows = shown })
     vim.defer_fn(function() on_choice(items[1], 1) end, 10)
   end
   local text, wait_for = H.text, H.wait_for

@@ -46,6 +46,8 @@ async def test_chat_streams_approves_and_stops(tmp_path: Path) -> None:
     assert "Hello from the fake model." in first and first[-2].startswith("---- prompt")
     # the approval went through vim.ui.select with the three answers, and the command ran
     assert [a["items"] for a in seen["asked"]] == [["Allow", "Allow always", "Deny"]]
+    # the whole command is shown in a scratch split while the question is asked
+    assert {"filetype": "sh", "lines": ["echo approved-run"]} in seen["asked"][0]["windows"]
     assert "echo approved-run" in seen["asked"][0]["prompt"]
     second = "\n".join(seen["second"])
     assert "## You\n\nrun it" in second and "> result bash: approved-run" in second and "Done." in second

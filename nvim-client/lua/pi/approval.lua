@@ -1,5 +1,6 @@
 -- Approvals: a `pi/requestApproval` from the server is answered through vim.ui.select (Allow /
--- Allow always / Deny), with an edit's diff shown in a scratch split meanwhile.
+-- Allow always / Deny), with the command, an edit's diff or why the edit would fail shown in a
+-- scratch split meanwhile.
 local M = {}
 
 local api = vim.api
@@ -12,15 +13,25 @@ local decisions = { Allow = "allow", ["Allow always"] = "allowAlways", Deny = "d
 function M.approve(request)
   request = request or {}
   local preview = request.preview or {}
-  local what = preview.command or (request.args and request.args.command) or preview.path or ""
-  local diff_win
-  if preview.diff then
+  local command = preview.command or (request.args and request.args.command) or nil
+  local what = command or preview.path or ""
+  -- what would run or change, in full, in a scratch split while the question is asked
+  local shown, filetype = nil, nil
+  if type(preview.diff) == "string" then
+    shown, filetype = preview.diff, "diff"
+  elseif type(preview.error) == "string" then
+    shown, filetype = preview.error, "text"
+  elseif type(command) == "string" then
+    shown, filetype = command, "sh"
+  end
+  local previous, preview_win = api.nvim_get_current_win(), nil
+  if shown then
     local buf = api.nvim_create_buf(false, true)
     api.nvim_buf_set_option(buf, "bufhidden", "wipe")
-    api.nvim_buf_set_option(buf, "filetype", "diff")
-    api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(preview.diff, "\n", { plain = true }))
+    api.nvim_buf_set_option(buf, "filetype", filetype)
+    api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(shown, "\n", { plain = true }))
     require("pi.ui").show_buffer(buf)
-    diff_win = api.nvim_get_current_win()
+    preview_win = api.nvim_get_current_win()
   end
   local choice, answered = nil, false
   vim.ui.select(M.choices, {
@@ -31,8 +42,11 @@ function M.approve(request)
   vim.wait(24 * 3600 * 1000, function()
     return answered
   end, 50)
-  if diff_win and api.nvim_win_is_valid(diff_win) then
-    api.nvim_win_close(diff_win, true)
+  if preview_win and api.nvim_win_is_valid(preview_win) then
+    api.nvim_win_close(preview_win, true)
+  end
+  if api.nvim_win_is_valid(previous) then
+    api.nvim_set_current_win(previous)
   end
   return { decision = decisions[choice] or "deny" }
 end
