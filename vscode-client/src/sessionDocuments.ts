@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { PiSession } from "./session";
+import { ShellResult, shellSummary } from "./shellResult";
 import { SystemPromptResult, systemPromptDocument } from "./systemPromptView";
 
 const SCHEME = "pi-system-prompt";
@@ -45,11 +46,28 @@ export function registerSessionDocuments(client: () => LanguageClient, session: 
       });
       if (!command) return;
       const exclude = command.startsWith("!");
-      const result = await client().sendRequest<{ output: string; exitCode: number | null }>("pi/bash", {
-        command: exclude ? command.slice(1) : command,
-        excludeFromContext: exclude,
-      });
-      void vscode.window.showInformationMessage(`pi: exit ${result.exitCode ?? "?"} — ${result.output.slice(0, 200)}`);
+      const shown = exclude ? command.slice(1) : command;
+      // Cancel kills the command (the server stores what it printed, marked cancelled).
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `pi: $ ${shown}`, cancellable: true },
+        (_progress, cancel) =>
+          client().sendRequest<ShellResult>("pi/bash", { command: shown, excludeFromContext: exclude }, cancel).catch((error: unknown) => {
+            if (cancel.isCancellationRequested) return undefined;
+            throw error;
+          }),
+      );
+      if (result === undefined) {
+        void vscode.window.showInformationMessage(`pi: $ ${shown} was stopped.`);
+        return;
+      }
+      const summary = shellSummary(shown, result);
+      const show = summary.failed
+        ? vscode.window.showWarningMessage(summary.message, "Show Output")
+        : vscode.window.showInformationMessage(summary.message, "Show Output");
+      if ((await show) === "Show Output") {
+        const document = await vscode.workspace.openTextDocument({ content: `$ ${shown}\n${result.output}`, language: "log" });
+        await vscode.window.showTextDocument(document, { preview: true });
+      }
     }),
   ];
 }

@@ -6,6 +6,7 @@ import { test } from "node:test";
 import { CompactionPlan, describePlan, progressMessage } from "../src/compactionPlan";
 import { formatTokens } from "../src/gaugeModel";
 import { pickItem, SessionSearch } from "../src/sessionSearch";
+import { ShellResult, shellSummary } from "../src/shellResult";
 import { PROMPT_MARKER, SystemPromptResult, systemPromptDocument } from "../src/systemPromptView";
 import { treeEntryOf } from "../src/treeModel";
 import { needsServer, RealServer, say, startServer } from "./realServer";
@@ -108,6 +109,22 @@ test("Show System Prompt lists each source with its tokens, then the prompt exac
     assert.ok(document.endsWith(`${PROMPT_MARKER}\n\n${prompt.text}`));
     const bare = systemPromptDocument({ text: "T", tokens: 1, sources: [] }, undefined);
     assert.match(bare, /built-in prompt only/);
+  } finally {
+    server.close();
+  }
+});
+
+test("Run Shell Command runs pi/bash in the session's folder and sums the answer up", { skip: needsServer }, async () => {
+  const server = await startServer();
+  try {
+    await server.request("pi/newSession", { cwd: server.home, sessionDir: path.join(server.home, "sessions") });
+    const ok = await server.request<ShellResult>("pi/bash", { command: "echo first; echo last", excludeFromContext: false });
+    assert.deepEqual(shellSummary("echo …", ok), { message: "pi: $ echo … — exit 0: last", failed: false });
+    const bad = await server.request<ShellResult>("pi/bash", { command: "exit 3", excludeFromContext: true });
+    assert.deepEqual(shellSummary("exit 3", bad), { message: "pi: $ exit 3 — exit 3 (no output)", failed: true });
+    const { entries } = await server.request<{ entries: { message?: { role: string; command?: string } }[] }>("pi/getBranch", {});
+    assert.deepEqual(entries.map((e) => e.message?.command), ["echo first; echo last", "exit 3"]);
+    assert.equal(shellSummary("x", { output: "y".repeat(500), exitCode: null, cancelled: true, truncated: true }).message, `pi: $ x — stopped, output truncated: ${"y".repeat(159)}…`);
   } finally {
     server.close();
   }
