@@ -315,10 +315,8 @@ def _without(node: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in node.items() if k != key}
 
 
-async def test_tree_folded_into_linear_segments(client: LanguageClient, tmp_path: Path) -> None:
-    await open_fixture(client, tmp_path)
-    await call(client, "pi/setLeaf", {"id": "e3"})
-    await call(client, "pi/appendEntry", {"entry": user("a third branch at e3")})
+async def _check_fold(client: LanguageClient) -> list[dict[str, Any]]:
+    """``fold`` against the flat tree of the same moment; returns the segments."""
     flat = await call(client, "pi/getTree", {"format": "flat"})
     by_id = {node["id"]: node for node in flat["nodes"]}
     folded = await call(client, "pi/getTree", {"fold": True})
@@ -340,5 +338,33 @@ async def test_tree_folded_into_linear_segments(client: LanguageClient, tmp_path
             assert folded["leafSegmentId"] == segment["id"]
         covered += chain
     assert covered == [node["id"] for node in flat["nodes"]]  # every entry once, depth-first
-    assert len(folded["segments"]) == 4 and any(s["labels"] for s in folded["segments"])
+    segments: list[dict[str, Any]] = folded["segments"]
+    return segments
+
+
+async def test_tree_folded_into_linear_segments(client: LanguageClient, tmp_path: Path) -> None:
+    await open_fixture(client, tmp_path)
+    await call(client, "pi/setLeaf", {"id": "e3"})
+    await call(client, "pi/appendEntry", {"entry": user("a third branch at e3")})
+    segments = await _check_fold(client)
+    assert len(segments) == 4 and any(s["labels"] for s in segments)
+    # The segments are kept on append from here on: grow a chain, branch off the middle of one
+    # (splitting it), label inside a chain, start a new root.
+    longest = max(segments, key=lambda segment: segment["length"])
+    assert longest["length"] >= 3  # so its last entry's parent is inside it
+    for text in ("one", "two", "three"):
+        await call(client, "pi/appendEntry", {"entry": user(text)})
+    await _check_fold(client)
+    branch = await call(client, "pi/getBranch", {"fromId": longest["last"]["id"]})
+    middle = [entry["id"] for entry in branch["entries"]][-2]
+    await call(client, "pi/navigate", {"targetId": middle})
+    await call(client, "pi/appendEntry", {"entry": user("off the middle")})
+    after_split = await _check_fold(client)
+    assert len(after_split) > len(segments)
+    await call(client, "pi/setLabel", {"targetId": middle, "label": "here"})
+    assert any({"id": middle, "label": "here"} in s["labels"] for s in await _check_fold(client))
+    await call(client, "pi/setLeaf", {"id": None})
+    await call(client, "pi/appendEntry", {"entry": user("a new root")})
+    assert len((await call(client, "pi/getTree", {"fold": True}))["rootIds"]) == 2
+    await _check_fold(client)
     assert (await call_error(client, "pi/getTree", {"fold": "yes"})).message == "fold must be a boolean"
