@@ -142,7 +142,7 @@ def worker_warm(directory: str, runs: int) -> None:
             "after_append_ms": statistics.median(after_append),
             "after_append_runs": after_append,
             "search": searches,
-            "text_bytes": sum(len(info.all_messages_text.encode()) for info in infos),
+            "text_bytes": sum(len(info.messages_text) for info in infos),
         }
     )
 

@@ -222,13 +222,13 @@ class SessionListCache:
                         changed = changed or previous is not None
                         continue
                     changed = changed or cached is not previous
-                files[name] = cached
                 info = cached.info
                 if info is not None:
-                    path = prefix + name
-                    if info.path != path:  # the same folder named another way (relative, a link)
-                        info = replace(info, path=path)
+                    if info.path != prefix + name:  # the folder named another way (relative, a link)
+                        info = info.at_path(prefix + name)
+                        cached = replace(cached, info=info)  # kept, so it is made once per naming
                     infos.append(info)
+                files[name] = cached
             changed = changed or len(files) != len(before)
             folder.files = files
             if changed and self.store is not None:

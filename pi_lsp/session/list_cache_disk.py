@@ -34,9 +34,12 @@ from pi_lsp.session.listing import NOT_SESSION, PENDING, SESSION, InfoScan
 log = logging.getLogger(__name__)
 
 FORMAT = "pi-lsp-session-list"
-VERSION = 1
+VERSION = 2
+ROW_LENGTH = 20
 # A cache bigger than this is not read (a folder of sessions holding ~5 GB of message text).
 MAX_CACHE_BYTES = 1 << 30
+# The JSON line before the texts (about 300 bytes a file): a cache with a longer one is not read.
+MAX_HEADER_BYTES = 1 << 28
 # Saves of one folder are at least this many seconds apart (a session being appended to during
 # a search as you type would otherwise rewrite the cache on every keystroke).
 SAVE_INTERVAL = 1.0
@@ -54,7 +57,7 @@ def cache_file(cache_dir: Path, directory: str) -> Path:
     return cache_dir / f"{digest}.json"
 
 
-def _row(name: str, cached: CachedFile) -> list[Any]:
+def _row(name: str, cached: CachedFile, text_offset: int) -> list[Any]:
     scan = cached.scan
     return [
         name,
@@ -74,7 +77,8 @@ def _row(name: str, cached: CachedFile) -> list[Any]:
         scan.name,
         scan.message_count,
         scan.first_message,
-        scan.text,
+        text_offset,
+        len(scan.text),
         scan.modified,
     ]
 
@@ -91,32 +95,35 @@ def _optional_str(value: Any) -> bool:
     return value is None or type(value) is str
 
 
-def _entry(directory: str, row: Any) -> tuple[str, CachedFile] | None:
+def _entry(directory: str, row: Any, texts: memoryview) -> tuple[str, CachedFile] | None:
     """The entry a row describes, or None when the row is not exactly what :func:`_row` writes."""
-    if type(row) is not list or len(row) != 19:
+    if type(row) is not list or len(row) != ROW_LENGTH:
         return None
     name, dev, ino, size, mtime_ns, ctime_ns, mtime, offset, print_hex, state = row[:10]
-    scan_id, cwd, parent, created_ms, session_name, count, first, text, modified = row[10:]
+    scan_id, cwd, parent, created_ms, session_name, count, first, text_at, text_length, modified = row[10:]
     if not (
         type(name) is str
         and name.endswith(".jsonl")
         and "/" not in name
-        and all(_is_int(v) for v in (dev, ino, size, mtime_ns, ctime_ns, offset, count))
+        and all(_is_int(v) for v in (dev, ino, size, mtime_ns, ctime_ns, offset, count, text_at, text_length))
         and offset <= size
+        and text_at + text_length <= len(texts)
         and _is_number(mtime)
         and type(print_hex) is str
         and state in (PENDING, SESSION, NOT_SESSION)
         and type(state) is int
-        and all(type(v) is str for v in (scan_id, cwd, first, text))
+        and all(type(v) is str for v in (scan_id, cwd, first))
         and _optional_str(parent)
         and _optional_str(session_name)
         and (created_ms is None or _is_number(created_ms))
         and _is_number(modified)
     ):
         return None
+    text = bytes(texts[text_at : text_at + text_length])
     try:
         digest = bytes.fromhex(print_hex)
-    except ValueError:
+        text.decode("utf-8", "surrogatepass")  # what SessionInfo.all_messages_text will do
+    except ValueError:  # UnicodeDecodeError included
         return None
     scan = InfoScan(
         state=state,
@@ -180,10 +187,15 @@ class DiskStore:
         """The entries saved for ``directory``; empty when there is no usable cache file."""
         try:
             with open_regular(cache_file(self.cache_dir, directory), max_bytes=MAX_CACHE_BYTES) as handle:
-                data = orjson.loads(handle.read())
+                content = handle.read()
+            split = content.find(b"\n", 0, MAX_HEADER_BYTES)
+            raw = memoryview(content)
+            if split < 0:
+                raise ValueError("no header line")
+            data = orjson.loads(raw[:split])
         except FileNotFoundError:
             return {}
-        except (OSError, orjson.JSONDecodeError) as error:
+        except (OSError, ValueError) as error:  # orjson.JSONDecodeError is a ValueError
             log.info("session-list cache for %s not used: %s", directory, error)
             return {}
         if (
@@ -195,8 +207,9 @@ class DiskStore:
         ):
             return {}
         files: dict[str, CachedFile] = {}
+        texts = raw[split + 1 :]
         for row in data["files"]:
-            entry = _entry(directory, row)
+            entry = _entry(directory, row, texts)
             if entry is not None:
                 files[entry[0]] = entry[1]
         return files
@@ -256,16 +269,16 @@ class DiskStore:
 
     def save(self, directory: str, files: dict[str, CachedFile]) -> None:
         """Write ``directory``'s cache file now: a temp file renamed over the old one."""
-        document = {
-            "format": FORMAT,
-            "version": VERSION,
-            "directory": directory,
-            "files": [_row(name, cached) for name, cached in files.items()],
-        }
+        rows, texts, position = [], [], 0
+        for name, cached in files.items():
+            rows.append(_row(name, cached, position))
+            texts.append(cached.scan.text)
+            position += len(cached.scan.text)
+        document = {"format": FORMAT, "version": VERSION, "directory": directory, "files": rows}
         target = cache_file(self.cache_dir, directory)
         temp: str | None = None
         try:
-            data = _encode(document)
+            data = _encode(document) + b"\n" + b"".join(texts)
             self.cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             handle, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=self.cache_dir)
             with os.fdopen(handle, "wb") as out:

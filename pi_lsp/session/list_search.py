@@ -1,7 +1,7 @@
 """The session picker's query: ``re:<regex>``, ``"quoted phrases"`` and words, all must match.
 
 Matching is case-insensitive over each session's id, name, message text and cwd, with runs of
-whitespace counting as one space. Words are looked up in the lowercased text each SessionInfo
+whitespace counting as one space. Words are looked up in the lowercased UTF-8 text each SessionInfo
 keeps once made (a search as you type over a cached folder then costs one substring scan per
 session); a phrase is its words with any whitespace between them, the same thing as a substring
 of the whitespace-collapsed text, without collapsing megabytes of text for every query.
@@ -15,11 +15,16 @@ import time
 import regex
 
 from pi_lsp.session.errors import SearchTimeoutError
-from pi_lsp.session.listing import SessionInfo
+from pi_lsp.session.listing import SessionInfo, utf8
 
 # A regex search of the picker gives up after this many seconds (all sessions together).
 REGEX_TIME_LIMIT = 2.0
 _QUOTED = re.compile(r'"([^"]*)"')
+# What str.split() splits at (Py_UNICODE_ISSPACE), as UTF-8: one run of it between a phrase's words.
+UNICODE_WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(
+    chr(code) for code in (*range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
+)
+_WHITESPACE_RUN = b"(?:" + b"|".join(re.escape(utf8(char)) for char in UNICODE_WHITESPACE) + b")+"
 
 
 def search_sessions(
@@ -38,12 +43,13 @@ def search_sessions(
     phrases = [p.lower().split() for p in _QUOTED.findall(query)] if balanced else []
     rest = _QUOTED.sub(" ", query) if phrases else query
     words = [word.lower() for word in rest.split()]
-    # A one-word phrase is a word; longer ones match their words separated by any whitespace
-    # (re's \s and str.split() agree on what whitespace is: Py_UNICODE_ISSPACE).
+    # A one-word phrase is a word; longer ones match their words separated by any whitespace.
     # A phrase's words are each in the text too: checked first, as words.
     words += [word for phrase in phrases for word in phrase if word not in words]
     patterns = [
-        re.compile(r"\s+".join(re.escape(word) for word in phrase)) for phrase in phrases if len(phrase) > 1
+        re.compile(_WHITESPACE_RUN.join(re.escape(utf8(word)) for word in phrase))
+        for phrase in phrases
+        if len(phrase) > 1
     ]
     return [info for info in infos if _matches(info, words, patterns)]
 
@@ -55,7 +61,7 @@ def prepare_search(infos: list[SessionInfo]) -> None:
         info.lowered_haystack()
 
 
-def _matches(info: SessionInfo, words: list[str], patterns: list[re.Pattern[str]]) -> bool:
+def _matches(info: SessionInfo, words: list[str], patterns: list[re.Pattern[bytes]]) -> bool:
     return all(info.has_word(word) for word in words) and all(
         pattern.search(info.lowered_haystack()) for pattern in patterns
     )

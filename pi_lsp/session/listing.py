@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,9 +36,10 @@ class SessionInfo:
     modified_ms: float
     message_count: int
     first_message: str
-    all_messages_text: str
-    # haystack().lower(), made on the first word search and kept while the info is (cached)
-    _lowered: str | None = field(default=None, init=False, repr=False, compare=False)
+    # pi's allMessagesText as UTF-8 (a quarter of the memory of a str holding one emoji)
+    messages_text: bytes
+    # haystack().lower() as UTF-8, made on the first word search and kept while the info is
+    _lowered: bytes | None = field(default=None, init=False, repr=False, compare=False)
     # the last words found not to be in it: typing "xylo" after "xyl" skips what lacked "xyl"
     _misses: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
 
@@ -57,14 +58,26 @@ class SessionInfo:
         )
         return data
 
+    def at_path(self, path: str) -> SessionInfo:
+        """The same session reported at ``path`` (its folder named another way), search state kept."""
+        moved = replace(self, path=path)
+        moved._lowered, moved._misses = self._lowered, self._misses
+        return moved
+
+    @property
+    def all_messages_text(self) -> str:
+        """Every user and assistant message's text, joined with spaces (pi's ``allMessagesText``)."""
+        return self.messages_text.decode("utf-8", "surrogatepass")
+
     def haystack(self) -> str:
         """The text a picker query is matched against: id, name, all message text, cwd."""
         return f"{self.id} {self.name or ''} {self.all_messages_text} {self.cwd}"
 
-    def lowered_haystack(self) -> str:
-        """``haystack().lower()``, computed once per info (a 20 MB folder takes ~0.2 s)."""
+    def lowered_haystack(self) -> bytes:
+        """``haystack().lower()`` as UTF-8, computed once per info (a 20 MB folder takes ~0.2 s).
+        A UTF-8 needle is in it exactly where the text holds the needle's characters."""
         if self._lowered is None:
-            self._lowered = self.haystack().lower()
+            self._lowered = utf8(self.haystack().lower())
         return self._lowered
 
     def has_word(self, word: str) -> bool:
@@ -73,10 +86,15 @@ class SessionInfo:
         misses = self._misses
         if any(missed in word for missed in misses):
             return False
-        if word in self.lowered_haystack():
+        if utf8(word) in self.lowered_haystack():
             return True
         self._misses = (*misses[-(MISSES_KEPT - 1) :], word)  # one assignment: safe across threads
         return False
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8; lone surrogates (which JSON escapes can hold) kept, not refused."""
+    return text.encode("utf-8", "surrogatepass")
 
 
 # Missing words remembered per SessionInfo (the last few keystrokes of a search as you type).
@@ -109,7 +127,7 @@ class InfoScan:
     name: str | None = None
     message_count: int = 0
     first_message: str = ""
-    text: str = ""  # every user/assistant message's text, joined with " "
+    text: bytes = b""  # every user/assistant message's text, joined with " ", as UTF-8
     modified: float = 0.0  # the newest user/assistant message time (ms), 0 when none
 
     def copy(self) -> InfoScan:
@@ -133,8 +151,8 @@ class InfoScan:
             if isinstance(obj, dict):
                 self._read(obj, texts)
         if texts:
-            joined = " ".join(texts)
-            self.text = f"{self.text} {joined}" if self.text else joined
+            joined = utf8(" ".join(texts))
+            self.text = self.text + b" " + joined if self.text else joined
 
     def _read(self, obj: dict[str, Any], texts: list[str]) -> None:
         if self.state == PENDING:
@@ -191,7 +209,7 @@ class InfoScan:
             modified_ms=modified,
             message_count=self.message_count,
             first_message=self.first_message or "(no messages)",
-            all_messages_text=self.text,
+            messages_text=self.text,
         )
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from pi_lsp.session import list_cache
 from pi_lsp.session.list_cache import SessionListCache
-from pi_lsp.session.list_cache_disk import DiskStore, cache_file
+from pi_lsp.session.list_cache_disk import FORMAT, VERSION, DiskStore, cache_file
 from pi_lsp.session.listing import SessionInfo, list_sessions
 from tests.oracle import FIXTURES, PI_FIXTURES, PiOracle
 from tests.session.helpers import header, msg_entry, write_jsonl
@@ -226,11 +226,14 @@ def test_a_fresh_cache_starts_from_the_disk_copy(
     [
         b"",
         b"{not json",
-        b'{"format": "pi-lsp-session-list", "version": 1, "directory": "',
-        b"[1, 2, 3]",
-        orjson.dumps({"format": "pi-lsp-session-list", "version": 999, "directory": "D", "files": []}),
-        orjson.dumps({"format": "something-else", "version": 1, "directory": "D", "files": []}),
-        b"\xff\xfe garbage \x00",
+        b'{"format": "pi-lsp-session-list", "version": 2, "directory": "',
+        b"[1, 2, 3]\n",
+        orjson.dumps({"format": FORMAT, "version": 2, "directory": "D", "files": []}),  # no line feed
+        orjson.dumps({"format": FORMAT, "version": 1, "directory": "D", "files": []}) + b"\n",
+        orjson.dumps({"format": FORMAT, "version": 999, "directory": "D", "files": []}) + b"\n",
+        orjson.dumps({"format": "something-else", "version": 2, "directory": "D", "files": []}) + b"\n",
+        orjson.dumps({"format": FORMAT, "version": 2, "directory": "/else", "files": []}) + b"\n",
+        b"\xff\xfe garbage \x00\n\xff",
     ],
 )
 def test_corrupt_or_foreign_cache_file_is_ignored(folder: Path, store_dir: Path, content: bytes) -> None:
@@ -240,7 +243,7 @@ def test_corrupt_or_foreign_cache_file_is_ignored(folder: Path, store_dir: Path,
     cache = _cache(store_dir)
     _same(cache, folder)
     cache.close()
-    assert orjson.loads(target.read_bytes())["version"] == 1  # rewritten, usable again
+    assert orjson.loads(target.read_bytes().split(b"\n")[0])["version"] == VERSION  # rewritten, usable
     _same(_cache(store_dir), folder)
 
 
@@ -249,7 +252,8 @@ def test_rows_that_lie_or_are_malformed_are_dropped(folder: Path, store_dir: Pat
     _same(cache, folder)
     cache.close()
     target = cache_file(store_dir, str(folder))
-    document = orjson.loads(target.read_bytes())
+    header, texts = target.read_bytes().split(b"\n", 1)
+    document = orjson.loads(header)
     rows = document["files"]
     rows[0][3] = "not a size"
     rows[1] = rows[1][:5]
@@ -257,7 +261,13 @@ def test_rows_that_lie_or_are_malformed_are_dropped(folder: Path, store_dir: Pat
     rows[3][9] = True  # a bool is not a state
     rows.append(["../escape.jsonl", *rows[4][1:]])
     rows.append({"not": "a row"})
-    target.write_bytes(orjson.dumps(document))
+    with_text = next(row for row in rows[6:] if type(row) is list and row[18] > 2)
+    at = with_text[17]
+    texts = texts[:at] + b"\xff" + texts[at + 1 :]  # its text is not UTF-8 any more
+    rows[5][17] = len(texts)  # text beyond the end
+    target.write_bytes(orjson.dumps(document) + b"\n" + texts)
+    _same(_cache(store_dir), folder)
+    target.write_bytes(orjson.dumps(document) + b"\n" + texts[: len(texts) // 2])  # cut short
     _same(_cache(store_dir), folder)
 
 

@@ -38,7 +38,7 @@ def _info(index: int, text: str, name: str | None) -> SessionInfo:
         modified_ms=0.0,
         message_count=1,
         first_message=text,
-        all_messages_text=text,
+        messages_text=text.encode("utf-8", "surrogatepass"),
     )
 
 

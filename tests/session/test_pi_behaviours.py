@@ -1123,7 +1123,7 @@ def _info(session_id: str, text: str, modified_ms: float = 0.0, name: str | None
         modified_ms=modified_ms,
         message_count=1,
         first_message=text,
-        all_messages_text=text,
+        messages_text=text.encode(),
     )
 
 
