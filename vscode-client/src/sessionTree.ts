@@ -99,6 +99,10 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
     item.iconPath = new vscode.ThemeIcon(isLeaf ? "circle-filled" : "circle-outline");
     item.tooltip = `${node.type} ${node.id} ${node.timestamp}${isLeaf ? "\n(the leaf: the next message continues here)" : ""}`;
     item.contextValue = "piEntry";
+    // A click on a message of the current branch shows it in the chat (other branches: the menu).
+    if (model?.isOnBranch(node.id) === true && node.type === "message") {
+      item.command = { command: "pi.tree.openInChat", title: "Open in Chat", arguments: [row] };
+    }
     item.accessibilityInformation = { label: `${describeEntry(node)}${isLeaf ? ", leaf" : ""}` };
     return item;
   }
