@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from pi_lsp.session import SessionManager
+from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.index import SessionIndex, TreeNode, record_time_key
 from pi_lsp.session.jsonl import dumps_compact, loads_line
 from pi_lsp.session.records import EntryRecord
@@ -275,6 +276,7 @@ def children_result(index: SessionIndex, leaf_id: str | None, parent_id: str | N
     return {"leafId": leaf_id, "parentId": parent_id, "children": orjson.Fragment(dumps(children))}
 
 
+@gc_paused()  # 100k nodes' fields and child lists all survive until the answer is written
 def tree_result(
     manager_or_roots: SessionManager | Sequence[TreeNode], leaf_id: str | None, flat: bool
 ) -> dict[str, Any]:
