@@ -51,7 +51,8 @@ def search_sessions(
         for phrase in phrases
         if len(phrase) > 1
     ]
-    return [info for info in infos if _matches(info, words, patterns)]
+    needles = [(word, utf8(word)) for word in words]
+    return [info for info in infos if _matches(info, needles, patterns)]
 
 
 def prepare_search(infos: list[SessionInfo]) -> None:
@@ -61,8 +62,8 @@ def prepare_search(infos: list[SessionInfo]) -> None:
         info.lowered_haystack()
 
 
-def _matches(info: SessionInfo, words: list[str], patterns: list[re.Pattern[bytes]]) -> bool:
-    return all(info.has_word(word) for word in words) and all(
+def _matches(info: SessionInfo, words: list[tuple[str, bytes]], patterns: list[re.Pattern[bytes]]) -> bool:
+    return all(info.has_word(word, encoded) for word, encoded in words) and all(
         pattern.search(info.lowered_haystack()) for pattern in patterns
     )
 

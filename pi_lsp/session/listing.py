@@ -80,13 +80,14 @@ class SessionInfo:
             self._lowered = utf8(self.haystack().lower())
         return self._lowered
 
-    def has_word(self, word: str) -> bool:
-        """``word`` (lowercase, no whitespace) is in :meth:`lowered_haystack`. A word holding one
-        that was missing is missing too, without looking (the text never changes)."""
+    def has_word(self, word: str, encoded: bytes) -> bool:
+        """``word`` (lowercase, no whitespace; ``encoded`` is ``utf8(word)``) is in
+        :meth:`lowered_haystack`. A word holding one that was missing is missing too, without
+        looking (the text never changes)."""
         misses = self._misses
-        if any(missed in word for missed in misses):
+        if misses and any(missed in word for missed in misses):
             return False
-        if utf8(word) in self.lowered_haystack():
+        if encoded in self.lowered_haystack():
             return True
         self._misses = (*misses[-(MISSES_KEPT - 1) :], word)  # one assignment: safe across threads
         return False
