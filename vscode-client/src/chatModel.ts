@@ -80,6 +80,11 @@ export class ChatTranscript {
   /** Results whose call lies in an older page not loaded yet (applied when it is prepended). */
   private readonly orphanResults = new Map<string, { output: string; isError: boolean }>();
   private streaming: ChatMessage | undefined;
+  /**
+   * The one message the last event changed, when it changed nothing else (a streamed delta or a
+   * tool's partial output): the view then redraws only that message.
+   */
+  lastTouched: ChatMessage | undefined;
   private sentUser: ChatMessage | undefined;
   private streamingShown = false;
 
@@ -191,6 +196,7 @@ export class ChatTranscript {
 
   /** Apply one pi/event; returns whether anything visible changed. */
   apply(event: Json): boolean {
+    this.lastTouched = undefined;
     switch (event.type) {
       case "message_start": {
         const message = event.message as Json;
@@ -214,6 +220,7 @@ export class ChatTranscript {
         if (update.type === "text_delta") this.streaming.text += delta;
         else this.streaming.thinking = (this.streaming.thinking ?? "") + delta;
         this.show(this.streaming);
+        this.lastTouched = this.streaming;
         return true;
       }
       case "message_end": {
@@ -239,6 +246,7 @@ export class ChatTranscript {
         return true;
       case "tool_execution_update":
         this.finishTool(String(event.toolCallId), contentText((event.partialResult as Json | undefined)?.content), false, true);
+        this.lastTouched = this.tools.get(String(event.toolCallId));
         return true;
       case "tool_execution_end":
         this.finishTool(String(event.toolCallId), contentText((event.result as Json | undefined)?.content), event.isError === true, false);

@@ -29,6 +29,8 @@ export interface ModelChoice {
 
 export type HostToWebview =
   | { type: "state"; state: ChatViewState }
+  /** One message changed (a streamed delta, a tool's output): replaced by key, or appended when new. */
+  | { type: "message"; message: ChatMessage }
   | { type: "status"; status: string }
   | { type: "draft"; text: string; images?: PromptImage[] }
   | { type: "reveal"; entryId: string }

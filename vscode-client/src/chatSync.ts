@@ -4,7 +4,7 @@
  * reply, running tools, queue); `pi/event`s are then applied in `seq` order, those the run state
  * already holds skipped. Events arriving while a load is in flight wait for it.
  */
-import { ChatTranscript, type LiveRun } from "./chatModel";
+import { ChatTranscript, type ChatMessage, type LiveRun } from "./chatModel";
 import type { Requester } from "./messageActions";
 
 type Json = Record<string, unknown>;
@@ -96,6 +96,11 @@ export class ChatSync {
     return page.entries.length > 0;
   }
 
+  /** The one message the last applied event changed, when that was all it changed. */
+  get touchedOnly(): ChatMessage | undefined {
+    return this.transcript.lastTouched;
+  }
+
   /** One `pi/event` of the open session; returns whether anything visible changed. */
   onEvent(seq: number, event: Json): boolean {
     if (this.waiting) {
@@ -106,6 +111,7 @@ export class ChatSync {
   }
 
   private apply(seq: number, event: Json): boolean {
+    this.transcript.lastTouched = undefined;
     if (seq <= this.seq) return false;
     this.seq = seq;
     switch (event.type) {

@@ -9,6 +9,7 @@ import { LanguageClient } from "vscode-languageclient/node";
 import { askApproval } from "./approvals";
 import { ApprovalAnswer, ApprovalRequest, PendingApprovals } from "./approvalModel";
 import { ChatCompletions } from "./chatCompletions";
+import type { ChatMessage } from "./chatModel";
 import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "./chatProtocol";
 import { ChatSync } from "./chatSync";
 import { currentText, DiffDocuments } from "./diffView";
@@ -37,6 +38,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private readonly completions: ChatCompletions;
   private notice: ChatNotice | undefined;
   private deltaTimer: ReturnType<typeof setTimeout> | undefined;
+  /** What the gathered posts changed: one message, or more ("all": the whole state is posted). */
+  private gathered: ChatMessage | "all" | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -75,15 +78,29 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   /** A pi/event of the open session. */
   onEvent(seq: number, event: Record<string, unknown>): void {
     if (event.type === "approval_result" && typeof event.toolCallId === "string") this.approvals.settled(event.toolCallId);
-    if (!this.sync.onEvent(seq, event) && event.type !== "approval_result") return;
-    // Deltas come faster than frames: their posts are gathered for one frame; anything else
-    // posts at once (and first sends a gathered state, so the webview sees changes in order).
-    if (event.type === "message_update") this.postSoon();
+    const changed = this.sync.onEvent(seq, event);
+    if (!changed && event.type !== "approval_result") return;
+    // Deltas (and a tool's partial output) come faster than frames: their posts are gathered for
+    // one frame, and carry only the message they changed when that is all; anything else posts the
+    // whole state at once (which also replaces what was gathered, so the webview sees changes in order).
+    const only = this.sync.touchedOnly;
+    if (changed && only) this.postSoon(only);
     else this.post();
   }
 
-  private postSoon(): void {
-    this.deltaTimer ??= setTimeout(() => this.post(), DELTA_POST_MS);
+  /** Gather a one-message change: one post per frame, just that message while it is the only one. */
+  private postSoon(message: ChatMessage): void {
+    this.gathered = this.gathered === undefined || this.gathered === message ? message : "all";
+    this.deltaTimer ??= setTimeout(() => this.flushGathered(), DELTA_POST_MS);
+  }
+
+  private flushGathered(): void {
+    const gathered = this.gathered;
+    if (gathered === "all") return this.post();
+    if (this.deltaTimer !== undefined) clearTimeout(this.deltaTimer);
+    this.deltaTimer = undefined;
+    this.gathered = undefined;
+    if (gathered) this.postNow({ type: "message", message: gathered });
   }
 
   /**
@@ -112,6 +129,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private post(): void {
     if (this.deltaTimer !== undefined) clearTimeout(this.deltaTimer);
     this.deltaTimer = undefined;
+    this.gathered = undefined;
     this.postNow({
       type: "state",
       state: {
@@ -126,7 +144,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   private postToView(message: HostToWebview): void {
-    if (this.deltaTimer !== undefined) this.post();
+    if (this.deltaTimer !== undefined) this.flushGathered();
     this.postNow(message);
   }
 

@@ -246,3 +246,15 @@ test("pasted and dropped images are attached to the next message; other files ar
   button("×", list).click();
   assert.equal(list.children.length, 0);
 });
+
+test("a one-message update redraws that article only, and a new one is appended", () => {
+  const { doc, app } = open();
+  app.receive({ type: "state", state: { ...base, running: true, messages: [{ key: "u1", kind: "user", text: "hi" }] } });
+  const userArticle = doc.querySelector("article");
+  app.receive({ type: "message", message: { key: "assistant:1", kind: "assistant", text: "Hel" } });
+  app.receive({ type: "message", message: { key: "assistant:1", kind: "assistant", text: "Hello" } });
+  const articles = Array.from(doc.querySelectorAll("article"));
+  assert.equal(articles.length, 2);
+  assert.equal(articles[0], userArticle);
+  assert.equal(articles[1].textContent?.trim(), "Hello");
+});

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { ChatMessage } from "../src/chatModel";
 import { ChatSync } from "../src/chatSync";
 
 type Json = Record<string, unknown>;
@@ -78,4 +79,24 @@ test("events arriving during a load wait for it and are applied after, each once
   server.gates.get("pi/getBranch")!();
   await loading;
   assert.deepEqual(sync.transcript.messages.map((m) => m.key), ["u1"]);
+});
+
+test("a delta or a tool's partial output changes one message only; other events change more", async () => {
+  const server = fakeServer({
+    "pi/getRunState": () => ({ running: true, seq: 0, tools: [] }),
+    "pi/getBranch": () => ({ entries: [user("u1", "hi")] }),
+  });
+  const sync = new ChatSync(server.request);
+  const touched = (): ChatMessage | undefined => sync.touchedOnly;
+  await sync.load();
+  sync.onEvent(1, { type: "message_start", message: { role: "assistant", content: [] } });
+  assert.equal(touched(), undefined);
+  sync.onEvent(2, { type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "Hi" } });
+  assert.equal(touched(), sync.transcript.messages[1]);
+  sync.onEvent(3, { type: "tool_execution_start", toolCallId: "t", toolName: "bash", args: { command: "ls" } });
+  assert.equal(touched(), undefined);
+  sync.onEvent(4, { type: "tool_execution_update", toolCallId: "t", partialResult: { content: [{ type: "text", text: "a" }] } });
+  assert.equal(touched()?.tool?.output, "a");
+  sync.onEvent(4, { type: "tool_execution_update", toolCallId: "t", partialResult: { content: [{ type: "text", text: "b" }] } });
+  assert.equal(touched(), undefined, "an event already applied changes nothing");
 });

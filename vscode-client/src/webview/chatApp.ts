@@ -86,7 +86,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   let state: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: false, hasMore: false, approvals: [] };
   let models: ModelChoice[] = [];
   let loadingOlder = false;
-  const drawn = new Map<string, { signature: string; article: HTMLElement }>();
+  const drawn = new Map<string, { message: ChatMessage; signature: string; article: HTMLElement }>();
   /** Approval cards kept while they wait, so a redraw never loses a reason being typed. */
   const approvalCards = new Map<string, HTMLElement>();
 
@@ -110,11 +110,15 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
 
   /** A message's article, reused while the message is unchanged (a delta redraws only its reply). */
   function article(message: ChatMessage): HTMLElement {
-    const signature = JSON.stringify(message);
     const cached = drawn.get(message.key);
-    if (cached && cached.signature === signature) return cached.article;
+    if (cached && cached.message === message) return cached.article;
+    const signature = JSON.stringify(message);
+    if (cached && cached.signature === signature) {
+      cached.message = message;
+      return cached.article;
+    }
     const fresh = messageArticle(messageView, message);
-    drawn.set(message.key, { signature, article: fresh });
+    drawn.set(message.key, { message, signature, article: fresh });
     return fresh;
   }
 
@@ -344,6 +348,15 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
         state = message.state;
         draw();
         break;
+      case "message": {
+        const at = state.messages.findIndex((other) => other.key === message.message.key);
+        const messages = [...state.messages];
+        if (at >= 0) messages[at] = message.message;
+        else messages.push(message.message);
+        state = { ...state, messages };
+        draw();
+        break;
+      }
       case "status":
         status.textContent = message.status;
         break;
