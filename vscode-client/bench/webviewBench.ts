@@ -62,7 +62,7 @@ function pageProbes(): void {
   window.addEventListener("message", (event: MessageEvent) => {
     const data = event.data as { type?: string };
     const t0 = sent.shift() ?? NaN; // one per __deliver, in order
-    if (data?.type !== "state" && data?.type !== "render") return; // a draw of the transcript
+    if (data?.type !== "state" && data?.type !== "message" && data?.type !== "render") return; // a draw of the transcript
     requestAnimationFrame(() => {
       const channel = new MessageChannel();
       channel.port1.onmessage = () => latencies.push(performance.timeOrigin + performance.now() - t0);

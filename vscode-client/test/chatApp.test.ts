@@ -258,3 +258,21 @@ test("a one-message update redraws that article only, and a new one is appended"
   assert.equal(articles[0], userArticle);
   assert.equal(articles[1].textContent?.trim(), "Hello");
 });
+
+test("posted states and one-message updates arriving within a frame are drawn once, in order", async () => {
+  const dom = new JSDOM("<!DOCTYPE html><body></body>", { pretendToBeVisual: true });
+  const win = dom.window;
+  startChat(win.document, win as unknown as Window, { postMessage: () => undefined, getState: () => undefined, setState: () => undefined });
+  const deliver = (message: unknown) => win.dispatchEvent(new win.MessageEvent("message", { data: message }));
+  let draws = 0;
+  new win.MutationObserver(() => (draws += 1)).observe(win.document.getElementById("log")!, { childList: true });
+  deliver({ type: "state", state: { ...base, running: true, messages: [{ key: "user:0", kind: "user", text: "go" }] } });
+  for (const text of ["He", "Hell", "Hello"]) deliver({ type: "message", message: { key: "assistant:1", kind: "assistant", text } });
+  assert.equal(win.document.querySelectorAll("article").length, 0, "nothing drawn before the frame");
+  await new Promise((resolve) => win.requestAnimationFrame(resolve));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(draws, 1);
+  const articles = Array.from(win.document.querySelectorAll("article"));
+  assert.deepEqual(articles.map((a) => a.textContent?.trim()), ["go", "Hello"]);
+  win.close();
+});

@@ -345,18 +345,10 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   function receive(message: HostToWebview): void {
     switch (message.type) {
       case "state":
-        state = message.state;
+      case "message":
+        applyState(message);
         draw();
         break;
-      case "message": {
-        const at = state.messages.findIndex((other) => other.key === message.message.key);
-        const messages = [...state.messages];
-        if (at >= 0) messages[at] = message.message;
-        else messages.push(message.message);
-        state = { ...state, messages };
-        draw();
-        break;
-      }
       case "status":
         status.textContent = message.status;
         break;
@@ -383,25 +375,38 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     }
   }
 
-  // The host posts the whole state after every change, one post per streamed delta. Drawing each
-  // would fall behind a fast stream (every draw re-renders the growing reply), so a state is drawn
-  // on the next animation frame, and only the latest of those that arrived meanwhile. Any other
-  // message first draws a pending state, so messages still apply in order.
-  let pendingState: ChatViewState | undefined;
-  const flushState = (): void => {
-    if (pendingState === undefined) return;
-    const latest = pendingState;
-    pendingState = undefined;
-    receive({ type: "state", state: latest });
+  /** A posted state, or one message of it replaced (by key) or appended: the data only, no drawing. */
+  function applyState(message: Extract<HostToWebview, { type: "state" | "message" }>): void {
+    if (message.type === "state") {
+      state = message.state;
+      return;
+    }
+    const at = state.messages.findIndex((other) => other.key === message.message.key);
+    const messages = [...state.messages];
+    if (at >= 0) messages[at] = message.message;
+    else messages.push(message.message);
+    state = { ...state, messages };
+  }
+
+  // The host posts after every change, one post per streamed delta (the whole state, or just the
+  // message a delta changed). Drawing each would fall behind a fast stream, so posts only update
+  // the data and the view is drawn on the next animation frame, once for all that arrived meanwhile.
+  // Any other message first draws what is pending, so messages still apply in order.
+  let drawPending = false;
+  const flushDraw = (): void => {
+    if (!drawPending) return;
+    drawPending = false;
+    draw();
   };
   win.addEventListener("message", (event: MessageEvent) => {
     const message = event.data as HostToWebview;
-    if (message.type === "state" && typeof win.requestAnimationFrame === "function") {
-      if (pendingState === undefined) win.requestAnimationFrame(flushState);
-      pendingState = message.state;
+    if ((message.type === "state" || message.type === "message") && typeof win.requestAnimationFrame === "function") {
+      applyState(message);
+      if (!drawPending) win.requestAnimationFrame(flushDraw);
+      drawPending = true;
       return;
     }
-    flushState();
+    flushDraw();
     receive(message);
   });
   post({ type: "ready" });
