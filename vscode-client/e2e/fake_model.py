@@ -33,7 +33,7 @@ HELLO_REPLY = "Hello from the **fake model**: this reply streamed in twelve smal
 RESEND_REPLY = "A second answer, on a new branch."
 EDIT_DONE_REPLY = "I replaced the second line of notes.txt."
 STALLED_REPLY = "I will think about this for a very long time"
-STORY_WORDS = [f"word{n}" for n in range(1, 61)]
+STORY_WORDS = [f"word{n}" for n in range(1, 81)]
 SUMMARY = "## Goal\nTry the pi extension end to end.\n\n## Progress\nGreeted, edited notes.txt, told a story."
 
 
@@ -71,14 +71,14 @@ def answer(request: Recorded) -> Reply:
     if "Take your time" in text:  # streams a little, then holds the connection open: only Stop ends it
         frames = assistant_stream(Text(STALLED_REPLY, chunks=4), message_id="msg_stall")
         return Reply(events=frames, stall_after=5, event_delay=0.2)
-    if "Tell a long story" in text:  # about 15 s of streaming, long enough to reload the window
+    if "Tell a long story" in text:  # 20 s of streaming: time to close and reopen the chat
         story = " ".join(STORY_WORDS) + "."
-        frames = assistant_stream(Text(story, chunks=60), message_id="msg_story")
+        frames = assistant_stream(Text(story, chunks=80), message_id="msg_story")
         return Reply(events=frames, event_delay=0.25)
     if "again" in text:
         return Reply(events=assistant_stream(Text(RESEND_REPLY, chunks=4), message_id="msg_resend"))
     frames = assistant_stream(Text(HELLO_REPLY, chunks=12), message_id="msg_hello", input_tokens=1200)
-    return Reply(events=frames, event_delay=0.05)
+    return Reply(events=frames, event_delay=0.15)  # about 2 s: the test sees it part-way
 
 
 async def serve(log_path: Path) -> None:

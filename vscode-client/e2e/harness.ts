@@ -158,6 +158,7 @@ export class CodeServer {
       "update.mode": "none",
       "extensions.autoCheckUpdates": false,
       "extensions.autoUpdate": false,
+      "git.enabled": false, // the run folder sits inside this repository; no "open the parent repository?" toast
       "pi.server.command": [path.join(REPO_DIR, ".venv", "bin", "pi-lsp"), "--log-file", run.serverLog, "--log-level", "debug"],
       "pi.model": MODEL,
       ...userSettings,
