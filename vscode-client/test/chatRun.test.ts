@@ -4,17 +4,12 @@
  * pi/getRunState, keeps streaming from pi/event, and ends equal to a fresh load of the branch.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { ChatSync } from "../src/chatSync";
-import type { Requester } from "../src/messageActions";
 import { FakeModel } from "./fakeModel";
-
-const serverCommand = process.env.PI_LSP_COMMAND;
+import { needsServer, say, startServer } from "./realServer";
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 15_000;
@@ -26,29 +21,19 @@ async function until(check: () => boolean, what: string): Promise<void> {
 
 const texts = (sync: ChatSync): string[][] => sync.transcript.messages.map((m) => [m.kind, m.text]);
 
-test("a view opened mid-run redraws the reply and queue, keeps streaming, and restores the queue", { skip: serverCommand ? false : "PI_LSP_COMMAND not set" }, async () => {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), "pi-vscode-run-"));
+test("a view opened mid-run redraws the reply and queue, keeps streaming, and restores the queue", { skip: needsServer }, async () => {
   const fake = new FakeModel(["Hel", "lo there"]);
   const url = await fake.start();
-  const child = spawn(serverCommand as string, ["--stdio"], {
-    env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: path.join(home, "agent"), ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: url },
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+  const server = await startServer(
+    { thinkingLevel: "off", tokenizer: "estimate", retry: { enabled: false } },
+    { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: url },
+  );
+  const { request, home } = server;
   const views: ChatSync[] = [];
-  connection.onNotification("pi/event", (params: { seq: number; event: Record<string, unknown> }) => {
+  server.connection.onNotification("pi/event", (params: { seq: number; event: Record<string, unknown> }) => {
     for (const view of views) view.onEvent(params.seq, params.event);
   });
-  connection.listen();
-  const request: Requester = (method, params) => connection.sendRequest(method, params);
   try {
-    await connection.sendRequest("initialize", {
-      processId: process.pid,
-      rootUri: null,
-      capabilities: { experimental: { pi: { approvals: true } } },
-      initializationOptions: { pi: { thinkingLevel: "off", tokenizer: "estimate", retry: { enabled: false } } },
-    });
-    await connection.sendNotification("initialized", {});
     fs.mkdirSync(path.join(home, "work"));
     await request("pi/newSession", { cwd: path.join(home, "work"), sessionDir: path.join(home, "sessions") });
     assert.equal((await request<{ hasApiKey: boolean }>("pi/listModels", {})).hasApiKey, true);
@@ -84,31 +69,18 @@ test("a view opened mid-run redraws the reply and queue, keeps streaming, and re
     assert.deepEqual(live.transcript.messages, truth.transcript.messages);
     assert.equal(fake.requests, 1, "the cleared follow-up never reached the model");
   } finally {
-    connection.dispose();
-    child.kill();
+    server.close();
     fake.close();
-    fs.rmSync(home, { recursive: true, force: true });
   }
 });
 
-test("a long branch loads in pages of the last entries, older ones on request", { skip: serverCommand ? false : "PI_LSP_COMMAND not set" }, async () => {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), "pi-vscode-page-"));
-  const child = spawn(serverCommand as string, ["--stdio"], {
-    env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: path.join(home, "agent"), ANTHROPIC_API_KEY: "" },
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
-  connection.listen();
-  const request: Requester = (method, params) => connection.sendRequest(method, params);
+test("a long branch loads in pages of the last entries, older ones on request", { skip: needsServer }, async () => {
+  const server = await startServer();
   try {
-    await connection.sendRequest("initialize", { processId: process.pid, rootUri: null, capabilities: {} });
-    await connection.sendNotification("initialized", {});
-    await request("pi/newSession", { cwd: home, sessionDir: path.join(home, "sessions") });
-    assert.equal((await request<{ hasApiKey: boolean }>("pi/listModels", {})).hasApiKey, false);
-    for (let n = 1; n <= 25; n += 1) {
-      await request("pi/appendEntry", { entry: { type: "message", message: { role: "user", content: `m${n}`, timestamp: Date.now() } } });
-    }
-    const sync = new ChatSync(request, 10);
+    await server.request("pi/newSession", { cwd: server.home, sessionDir: path.join(server.home, "sessions") });
+    assert.equal((await server.request<{ hasApiKey: boolean }>("pi/listModels", {})).hasApiKey, false);
+    for (let n = 1; n <= 25; n += 1) await say(server, `m${n}`);
+    const sync = new ChatSync(server.request, 10);
     await sync.load();
     assert.deepEqual(sync.transcript.messages.map((m) => m.text), Array.from({ length: 10 }, (_, i) => `m${i + 16}`));
     assert.equal(sync.hasMore, true);
@@ -117,8 +89,6 @@ test("a long branch loads in pages of the last entries, older ones on request", 
     assert.equal(sync.hasMore, false);
     assert.deepEqual(sync.transcript.messages.map((m) => m.text), Array.from({ length: 25 }, (_, i) => `m${i + 1}`));
   } finally {
-    connection.dispose();
-    child.kill();
-    fs.rmSync(home, { recursive: true, force: true });
+    server.close();
   }
 });

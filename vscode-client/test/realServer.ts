@@ -17,10 +17,14 @@ export interface RealServer {
   close(): void;
 }
 
-export async function startServer(piSettings: Record<string, unknown> = { tokenizer: "estimate" }): Promise<RealServer> {
+/** `env` adds to (or overrides) the server's environment, e.g. a key and a fake model's address. */
+export async function startServer(
+  piSettings: Record<string, unknown> = { tokenizer: "estimate" },
+  env: Record<string, string> = {},
+): Promise<RealServer> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "pi-vscode-"));
   const child = spawn(serverCommand as string, ["--stdio"], {
-    env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: path.join(home, "agent"), ANTHROPIC_API_KEY: "" },
+    env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: path.join(home, "agent"), ANTHROPIC_API_KEY: "", ...env },
     stdio: ["pipe", "pipe", "inherit"],
   });
   const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
