@@ -110,10 +110,40 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         metavar="ORIGIN",
         help="with --ws: accept handshakes from this web origin (e.g. https://example.org); repeatable",
     )
+    parser.add_argument(
+        "--state-file",
+        metavar="FILE",
+        help="with --tcp/--ws: a shared server; write FILE (mode 0600: pid, address, token) once "
+        "listening, remove it at exit; exit with status 3 if another live server holds it",
+    )
+    parser.add_argument(
+        "--idle-exit",
+        type=_seconds,
+        metavar="SECONDS",
+        help="with --tcp/--ws: exit after SECONDS with no connection and no run in progress",
+    )
+    parser.add_argument(
+        "--reattach-grace",
+        type=_seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --tcp/--ws: a run whose connection closes goes on, and is aborted only if no "
+        "client has opened its session SECONDS later (default 0: it ends with its connection)",
+    )
     parser.add_argument("--log-file", help="write the log here instead of stderr")
     parser.add_argument(
         "--log-level", default="info", choices=("debug", "info", "warning", "error"), help="default: info"
     )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 <= value <= 86_400 * 365:
+        raise argparse.ArgumentTypeError(f"expected 0 to 31536000 seconds, got {text}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,7 +210,23 @@ def _serve(args: argparse.Namespace) -> int:
     if args.tcp is None and args.ws is None and sys.stdin.isatty():
         sys.stderr.write(STDIO_NOTICE)  # someone typed `pi-lsp`: say what it is doing, then serve
         sys.stderr.flush()
-    return serve(tcp=args.tcp, ws=args.ws, allow_remote=args.allow_remote, allow_origins=args.allow_origin)
+    network = args.tcp is not None or args.ws is not None
+    for flag, value in (
+        ("--state-file", args.state_file),
+        ("--idle-exit", args.idle_exit),
+        ("--reattach-grace", args.reattach_grace or None),
+    ):
+        if value is not None and not network:
+            raise CommandError(f"{flag} needs --tcp or --ws (stdio ends with its editor)")
+    return serve(
+        tcp=args.tcp,
+        ws=args.ws,
+        allow_remote=args.allow_remote,
+        allow_origins=args.allow_origin,
+        state_file=args.state_file,
+        idle_exit=args.idle_exit,
+        reattach_grace=args.reattach_grace,
+    )
 
 
 def _print_json(value: Any) -> None:

@@ -19,6 +19,7 @@ import struct
 import sys
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_lsp.server.admission import (
@@ -30,6 +31,7 @@ from pi_lsp.server.admission import (
     is_loopback_host,
     refusal,
 )
+from pi_lsp.server.daemon import ALREADY_RUNNING, Lifetime, StateFile, StateFileBusy
 from pi_lsp.server.framing import MAX_BODY_BYTES, FrameError, frame, read_frame_async
 from pi_lsp.server.outbox import BoundedOutbox
 from pi_lsp.server.transport import dispatch, import_server
@@ -52,6 +54,9 @@ class NetworkOptions:
     token: str
     allow_remote: bool = False
     allowed_origins: tuple[str, ...] = ()
+    state_file: Path | None = None  # a shared server: where editors find it (daemon.StateFile)
+    idle_exit: float | None = None  # exit after this many seconds without connections or runs
+    reattach_grace: float = 0.0  # a run outlives its connection this long (RunService)
 
 
 class _Link(Protocol):
@@ -122,6 +127,7 @@ async def _serve_link(service: PiService, link: _Link, token: str) -> None:
     except FrameError as error:
         log.warning("%s sent a malformed frame, closing it: %s", link.name, error)
     finally:
+        client.leaving = True
         for future in list(server.protocol._request_futures.values()):
             future.cancel()
         if not outbox.overflowed:
@@ -143,12 +149,45 @@ async def _next_body(link: _Link, closed: asyncio.Event) -> bytes | None:
     return reading.result()
 
 
-def _run(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
+def _run(main: Callable[[StateFile | None], Coroutine[Any, Any, int]], options: NetworkOptions) -> int:
+    """Take the state file's lock (before binding: a second shared server exits at once), then serve."""
+    state = StateFile(options.state_file) if options.state_file is not None else None
+    if state is not None:
+        try:
+            state.acquire()
+        except StateFileBusy as error:
+            print(f"pi-lsp: {error}", file=sys.stderr, flush=True)
+            return ALREADY_RUNNING
     import_server()
     try:
-        return asyncio.run(main())
+        return asyncio.run(main(state))
     except KeyboardInterrupt:
         return 0
+    finally:
+        if state is not None:
+            state.release()
+
+
+async def _serve_until_stopped(
+    service: PiService,
+    server: Any,
+    lifetime: Lifetime,
+    state: StateFile | None,
+    where: tuple[str, str],
+    token: str,
+) -> int:
+    """Publish the state file, then serve until idle or signalled; runs in progress are saved."""
+    lifetime.stop_on_signals()
+    if state is not None:
+        state.publish(*where, token)
+    idle = asyncio.ensure_future(lifetime.watch_idle())
+    try:
+        await lifetime.stop.wait()
+    finally:
+        idle.cancel()
+        server.close()  # no new connections; open ones end with the process
+        await service.close()
+    return 0
 
 
 def _start(address: str, options: NetworkOptions) -> tuple[str, int] | None:
@@ -217,24 +256,25 @@ def serve_tcp(address: str, options: NetworkOptions) -> int:
     bind = _start(address, options)
     if bind is None:
         return 2
-    return _run(lambda: _tcp_main(*bind, options))
+    return _run(lambda state: _tcp_main(*bind, options, state), options)
 
 
-async def _tcp_main(host: str, port: int, options: NetworkOptions) -> int:
+async def _tcp_main(host: str, port: int, options: NetworkOptions, state: StateFile | None) -> int:
     from pi_lsp.service.build import build_service
 
-    service = build_service()
+    service = build_service(reattach_grace=options.reattach_grace)
+    lifetime = Lifetime(options.idle_exit, service.running)
 
     async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         link = _TcpLink(reader, writer)
         log.info("%s connected", link.name)
-        await _serve_link(service, link, options.token)
+        with lifetime.connection():
+            await _serve_link(service, link, options.token)
 
     tcp = await asyncio.start_server(on_connect, host, port)
     _announce("tcp", tcp.sockets, options.token)
-    async with tcp:
-        await tcp.serve_forever()
-    return 0
+    address = _format_address(tcp.sockets[0].getsockname())
+    return await _serve_until_stopped(service, tcp, lifetime, state, ("tcp", address), options.token)
 
 
 # ---------------------------------------------------------------------- WebSocket
@@ -282,15 +322,21 @@ def serve_ws(address: str, options: NetworkOptions) -> int:
     if bind is None:
         return 2
     closed = websockets_exceptions.ConnectionClosed
-    return _run(lambda: _ws_main(*bind, options, websockets_server.serve, closed))
+    return _run(lambda state: _ws_main(*bind, options, websockets_server.serve, closed, state), options)
 
 
 async def _ws_main(
-    host: str, port: int, options: NetworkOptions, serve: Any, connection_closed: type[Exception]
+    host: str,
+    port: int,
+    options: NetworkOptions,
+    serve: Any,
+    connection_closed: type[Exception],
+    state: StateFile | None,
 ) -> int:
     from pi_lsp.service.build import build_service
 
-    service = build_service()
+    service = build_service(reattach_grace=options.reattach_grace)
+    lifetime = Lifetime(options.idle_exit, service.running)
     loopback = is_loopback_host(host)
 
     def screen(connection: Any, request: Any) -> Any:
@@ -302,9 +348,10 @@ async def _ws_main(
         return connection.respond(http.HTTPStatus.FORBIDDEN, reason + "\n")
 
     async def on_connect(socket: Any) -> None:
-        await _serve_link(service, _WebSocketLink(socket, connection_closed), options.token)
+        with lifetime.connection():
+            await _serve_link(service, _WebSocketLink(socket, connection_closed), options.token)
 
-    async with serve(on_connect, host, port, process_request=screen, max_size=MAX_FIRST_MESSAGE_BYTES) as ws:
-        _announce("ws", ws.sockets, options.token)
-        await ws.serve_forever()
-    return 0
+    ws = await serve(on_connect, host, port, process_request=screen, max_size=MAX_FIRST_MESSAGE_BYTES)
+    _announce("ws", ws.sockets, options.token)
+    address = _format_address(next(iter(ws.sockets)).getsockname())
+    return await _serve_until_stopped(service, ws, lifetime, state, ("ws", address), options.token)

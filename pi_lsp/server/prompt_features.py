@@ -54,6 +54,7 @@ def install(server: LanguageServer, ctx: Context) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(*args: Any) -> None:
+        ctx.client.leaving = True  # the requests shutdown cancels were not cancelled by the user
         await prompt.shutdown(ctx.client)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)

@@ -53,6 +53,7 @@ class PiService:
     sessions: SessionService
     documents: EditorDocuments
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # after the lazy ones
+    reattach_grace: float = 0.0  # seconds a run outlives its connection (shared servers)
     _built: dict[str, Any] = field(default_factory=dict)
     _building: threading.RLock = field(default_factory=threading.RLock)  # runs builds the others
 
@@ -83,7 +84,13 @@ class PiService:
         from pi_lsp.service.runs import RunService  # pi/prompt and its companions
 
         prompt_text = self.prompt.system_prompt_text
-        return RunService(self.host, self.compaction, prompt_text, documents=self.documents)
+        return RunService(
+            self.host,
+            self.compaction,
+            prompt_text,
+            documents=self.documents,
+            reattach_grace=self.reattach_grace,
+        )
 
     @property
     def compaction(self) -> CompactionService:
@@ -116,6 +123,11 @@ class PiService:
     def connect(self, client: Client) -> None:
         self.host.connect(client)
 
+    def running(self) -> bool:
+        """Whether a run is in progress (a shared server waits for it before exiting when idle)."""
+        runs = self.built("runs")
+        return runs is not None and bool(runs.running())
+
     async def disconnect(self, client: Client) -> None:
         """The client's connection is gone: release its sessions, forget its state."""
         self.host.disconnect(client)
@@ -130,8 +142,11 @@ class PiService:
         await self.host.close()
 
 
-def build_service(*, workers: int = 4, watch_interval: float = 0.3) -> PiService:
-    """Build every service of one server process and wire their listeners on the host."""
+def build_service(*, workers: int = 4, watch_interval: float = 0.3, reattach_grace: float = 0.0) -> PiService:
+    """Build every service of one server process and wire their listeners on the host.
+
+    ``reattach_grace`` > 0 (network transports only): a run goes on that long after its
+    connection closed, so a reloaded editor window finds it still running."""
     host = SessionHost(workers=workers, watch_interval=watch_interval)
     documents = EditorDocuments()  # editors' open buffers, for the agent's tools
 
@@ -150,6 +165,7 @@ def build_service(*, workers: int = 4, watch_interval: float = 0.3) -> PiService
         ),
         documents=documents,
         closers=[lambda: host.in_thread(listing.close)],
+        reattach_grace=reattach_grace,
     )
 
     def when_built(name: str, method: str) -> Callable[..., None]:
@@ -162,6 +178,7 @@ def build_service(*, workers: int = 4, watch_interval: float = 0.3) -> PiService
     # auto-compaction after assistant messages (builds the compaction service on the first append)
     host.append_listeners.append(lambda *args: service.compaction.on_append(*args))
     host.sessions_changed_listeners.append(when_built("prompt", "sessions_changed"))  # session cwds are roots
+    host.sessions_changed_listeners.append(when_built("runs", "holders_changed"))  # approvals re-asked
     host.disconnect_listeners.append(when_built("prompt", "disconnect"))
     host.disconnect_listeners.append(when_built("runs", "disconnect"))  # a run ends with its connection
     host.disconnect_listeners.append(lambda client: documents.close_owner(str(client.id)))

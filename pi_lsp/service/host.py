@@ -51,6 +51,7 @@ class SessionHost:
         self.append_listeners: list[AppendListener] = []
         self.sessions_changed_listeners: list[SessionsChangedListener] = []
         self.disconnect_listeners: list[DisconnectListener] = []
+        self._pins: dict[str, int] = {}  # session id → runs keeping it open (see pin)
 
     # ------------------------------------------------------------------ clients
 
@@ -198,12 +199,28 @@ class SessionHost:
         self.sessions_changed()
 
     def release(self, client: Client, session_id: str) -> None:
-        """``client`` no longer holds the session; nobody holding it closes it."""
+        """``client`` no longer holds the session; nobody holding it (and no pin) closes it."""
         client.open.discard(session_id)
         self.sessions_changed()
         if client.active == session_id:
             client.active = None
-        if self.registry.holders(session_id):
+        self._close_if_unheld(session_id)
+
+    def pin(self, session: OpenSession) -> None:
+        """Keep ``session`` open without a client (a run outliving its connection writes to it)."""
+        self._pins[session.id] = self._pins.get(session.id, 0) + 1
+
+    def unpin(self, session: OpenSession) -> None:
+        """Undo one :meth:`pin`; a session nobody holds any more is closed now."""
+        left = self._pins.get(session.id, 0) - 1
+        if left > 0:
+            self._pins[session.id] = left
+            return
+        self._pins.pop(session.id, None)
+        self._close_if_unheld(session.id)
+
+    def _close_if_unheld(self, session_id: str) -> None:
+        if self.registry.holders(session_id) or session_id in self._pins:
             return
         session = self.registry.get(session_id)
         if session is not None:

@@ -42,6 +42,7 @@ class Client:
     id: int = field(default_factory=lambda: next(_client_ids))
     request: Request | None = None  # a server → client request (pi/requestApproval); None: cannot
     approvals: bool = False  # declared capabilities.experimental.pi.approvals in initialize
+    leaving: bool = False  # sent shutdown or lost its connection: its requests end, not by the user
 
     @property
     def default_cwd(self) -> str:

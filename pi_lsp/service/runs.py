@@ -48,6 +48,7 @@ from pi_lsp.llm.stream import is_retryable_error, stream_assistant_message
 from pi_lsp.prompt.commands import SlashCommands, load_slash_commands
 from pi_lsp.secrets import redact
 from pi_lsp.service import entries as ops
+from pi_lsp.service.approvers import Answer, Approvers
 from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED
 from pi_lsp.service.closing import close_quietly
 from pi_lsp.service.compaction_config import RunConfig
@@ -108,13 +109,18 @@ class RunService:
         *,
         sdk_factory: Callable[[str, Settings], Any] | None = None,
         documents: EditorDocuments | None = None,
+        reattach_grace: float = 0.0,
     ) -> None:
+        """``reattach_grace``: seconds a run goes on after its connection closed, for a client to
+        open its session again (a reloaded window); 0 ends a run with its connection, as pi does."""
         self.host = host
         self.documents = documents  # the editors' unsaved buffers, which the tools respect
         self.compaction = compaction
         self.system_prompt = system_prompt
         self.sdk_factory = sdk_factory or _anthropic_sdk
         self._chats: dict[str, ChatState] = {}
+        self.reattach_grace = reattach_grace
+        self.approvers = Approvers(host.registry, reattach_grace)
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def aclose(self) -> None:
@@ -126,11 +132,38 @@ class RunService:
             await asyncio.wait(tasks, timeout=5)
 
     def disconnect(self, client: Client) -> None:
-        """The connection that started a run is gone: abort the run, as pi's process ends with its
-        RPC client (nobody is left to answer its approvals)."""
+        """A connection is gone. The runs it started end with it, as pi's process ends with its
+        RPC client, unless the server keeps runs for a reattaching client: then a run goes on and
+        is aborted only if nobody holds its session ``reattach_grace`` seconds later."""
+        loop = asyncio.get_running_loop()
         for chat in self._chats.values():
-            if chat.starter is client and chat.runner is not None:
+            if chat.runner is None:
+                continue
+            if chat.starter is client and self.reattach_grace <= 0:
                 chat.runner.abort()
+            elif chat.starter is client or chat.starter is None:
+                chat.starter = None
+                loop.call_later(self.reattach_grace, self._abort_if_unheld, chat)
+
+    def _request_cancelled(self, client: Client, runner: Runner) -> None:
+        """``pi/prompt`` was cancelled: by the user (abort), or by its client leaving, which on a
+        server keeping runs for reattaching clients is left to :meth:`disconnect`."""
+        if not (client.leaving and self.reattach_grace > 0):
+            runner.abort()
+
+    def _abort_if_unheld(self, chat: ChatState) -> None:
+        runner = chat.runner
+        if runner is not None and chat.starter is None and not self.host.registry.holders(chat.session_id):
+            log.info("run on session %s aborted: nobody reattached", chat.session_id)
+            runner.abort()
+
+    def holders_changed(self) -> None:
+        """A client opened or released a session: an approval waiting for someone looks again."""
+        self.approvers.holders_changed()
+
+    def running(self) -> bool:
+        """Whether any run is in progress (a shared server does not exit while one is)."""
+        return any(chat.runner is not None for chat in self._chats.values())
 
     async def before_close(self, client: Client, session: OpenSession) -> None:
         """``pi/closeSession``: a run this client started, or one on a session nobody else holds,
@@ -241,6 +274,7 @@ class RunService:
         session.busy = "prompt"
         chat.starter = client
         entry_ids: list[str] = []
+        self.host.pin(session)  # the run writes to it even if its client goes (reattach_grace)
         try:
             entry_ids += await self.host.run(
                 session, lambda: _append_initial(session, model.initial_entries), writes=True
@@ -253,13 +287,16 @@ class RunService:
             task = spawn(runner.run([user_message(text, images)]))  # its events go out at once
             chat.task = task
             # $/cancelRequest (or the connection going) aborts: answer with the aborted run
-            result = await until_done(task, runner.abort)
+            result = await until_done(task, lambda: self._request_cancelled(client, runner))
         finally:
             chat.runner = None
             chat.task = None
             chat.starter = None
             chat.approvals.clear()
             session.busy = None if session.busy == "prompt" else session.busy
+            self.host.unpin(session)
+            if self.host.registry.get(session.id) is not session:
+                self._chats.pop(session.id, None)  # nobody reattached: the session closed
             await close_quietly(sdk, "close", "SDK client")
         answer: dict[str, Any] = {
             "userEntryId": next(iter(result.entry_ids), None),
@@ -419,7 +456,7 @@ class RunService:
         outside = target is not None and is_outside(target, roots)
         if not needs_approval(settings.approval, name, outside) or chat.allow.covers(name, args):
             return None
-        if not client.approvals or client.request is None:
+        if self.approvers.choose(session.id, client, set()) is None and not self.approvers.may_wait(client):
             return NO_CAPABILITY.format(tool=name)
         preview: dict[str, Any] = {}
         try:
@@ -449,8 +486,11 @@ class RunService:
         if preview:
             event["preview"] = preview
         self._event(session, event)
-        decision, reason, answered = await self._ask(client, request, runner.abort_event)
+        answer = await self.approvers.ask(session.id, client, request, runner.abort_event)
         chat.approvals.pop(call_id, None)
+        if answer is None:  # the starting editor is there but nobody declared approvals
+            answer = Answer("deny", NO_CAPABILITY.format(tool=name), False)
+        decision, reason, answered = answer.decision, answer.reason, answer.answered
         result: dict[str, Any] = {"type": "approval_result", "toolCallId": call_id, "decision": decision}
         if reason:
             result["reason"] = reason
@@ -462,30 +502,6 @@ class RunService:
         if reason:
             return reason
         return (DENIED if answered else UNANSWERED).format(tool=name)
-
-    async def _ask(
-        self, client: Client, request: dict[str, Any], abort: asyncio.Event
-    ) -> tuple[str, str | None, bool]:
-        """Send ``pi/requestApproval`` and wait: (decision, reason, whether a valid answer came)."""
-        assert client.request is not None
-        answer_task = asyncio.ensure_future(client.request("pi/requestApproval", request))
-        abort_task = asyncio.ensure_future(abort.wait())
-        try:
-            await asyncio.wait({answer_task, abort_task}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            abort_task.cancel()
-        if not answer_task.done():
-            answer_task.cancel()
-            return "deny", "Tool call blocked: the run was aborted while waiting for approval.", False
-        try:
-            answer = _plain(answer_task.result())
-        except Exception as error:
-            log.debug("approval request failed: %s", redact(str(error)))
-            return "deny", None, False
-        if not isinstance(answer, dict) or answer.get("decision") not in ("allow", "allowAlways", "deny"):
-            return "deny", None, False
-        reason = answer.get("reason")
-        return answer["decision"], reason if isinstance(reason, str) and reason else None, True
 
     # ------------------------------------------------------------------ the other methods
 
@@ -698,16 +714,6 @@ async def until_done(task: asyncio.Future[T], on_cancel: Callable[[], None]) -> 
             if task.done():
                 return task.result()
             on_cancel()
-
-
-def _plain(value: Any) -> Any:
-    """A client's answer as plain JSON (pygls hands responses over as named tuples)."""
-    as_dict = getattr(value, "_asdict", None)
-    if callable(as_dict):
-        return {key: _plain(item) for key, item in as_dict().items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return value
 
 
 def _append_initial(session: OpenSession, entries: list[tuple[str, Any]]) -> list[str]:
