@@ -6,16 +6,18 @@ Everything runs the real server over TCP with the real SDK against the loopback 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import stat
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from pi_lsp.server.rpc_client import RpcClient
 from tests.agent.chat_support import MODEL, ChatClient, Workspace
 from tests.agent.test_runs import HELLO, bash_turn, no_process_left, text_turn
-from tests.llm.fake_anthropic import FakeAnthropic
+from tests.llm.fake_anthropic import FakeAnthropic, Reply
 from tests.pi.pi_rpc import write_agent_dir
 from tests.server.network_support import NetworkServer, run_server, start_network_server
 
@@ -30,124 +32,112 @@ async def _stop(server: NetworkServer) -> None:
     await server.process.wait()
 
 
-async def test_a_reattaching_client_answers_the_approval_the_closed_one_was_asked(tmp_path: Path) -> None:
+@contextlib.asynccontextmanager
+async def _shared_server(tmp_path: Path, replies: list[Reply], *args: str) -> AsyncIterator[_World]:
+    """A TCP server (``args`` added) on a fresh workspace and fake model; every client is closed."""
     ws = Workspace(HELLO)
-    marker = ws.cwd / "approved"
-    replies = [bash_turn(f"touch {marker}; echo ran"), text_turn("Done after reload.")]
-    async with FakeAnthropic(replies) as fake:
-        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-        server = await start_network_server(
-            tmp_path, "--tcp", "--reattach-grace", "30", **ws.server_env(fake.url)
-        )
-        first = await _connect(server, ws)
-        first.answer_approval = lambda request: ...  # the window reloads before the user answers
-        second: ChatClient | None = None
-        try:
-            state = await first.new_session(ws)
-            prompting = asyncio.ensure_future(first.rpc.request("pi/prompt", {"text": "run it"}))
-            await first.wait_event(lambda e: e["type"] == "approval_request")
-            await first.close()  # the window reloads: its connection ends mid-run
-            prompting.cancel()
+    try:
+        async with FakeAnthropic(replies) as fake:
+            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+            server = await start_network_server(tmp_path, "--tcp", *args, **ws.server_env(fake.url))
+            world = _World(ws, server)
+            try:
+                yield world
+            finally:
+                for client in world.clients:
+                    await client.close()
+                await _stop(server)
+    finally:
+        ws.cleanup()
 
-            second = await _connect(server, ws)
-            second.answer_approval = lambda request: {"decision": "allow"}
-            await second.rpc.request("pi/openSession", {"path": state["file"]})
-            end = await second.wait_event(lambda e: e["type"] == "agent_end")
-            assert end.get("stopReason", "stop") == "stop"
-            [asked] = second.approval_requests  # asked again, of the new connection
-            assert asked["toolName"] == "bash" and asked["sessionId"] == state["sessionId"]
-            assert marker.exists()
-            run_state = await second.rpc.request("pi/getRunState", {})
-            assert run_state["running"] is False and run_state["pendingApprovals"] == []
-            messages = [e["message"] for e in ws.entries() if e["type"] == "message"]
-            assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
-            assert messages[2]["content"][0]["text"] == "ran\n"
-            assert messages[3]["content"][0]["text"] == "Done after reload."
-        finally:
-            if second is not None:
-                await second.close()
-            await _stop(server)
-            ws.cleanup()
+
+class _World:
+    def __init__(self, ws: Workspace, server: NetworkServer) -> None:
+        self.ws, self.server = ws, server
+        self.clients: list[ChatClient] = []
+
+    async def connect(self, **options: Any) -> ChatClient:
+        client = await _connect(self.server, self.ws, **options)
+        self.clients.append(client)
+        return client
+
+    async def start_then_leave(self, client: ChatClient, until: str) -> dict[str, Any]:
+        """``client`` starts a run on a new session, waits for an event ``until``, then closes
+        (a window reload: shutdown, exit, connection gone); the session's state is returned."""
+        state = await client.new_session(self.ws)
+        prompting = asyncio.ensure_future(client.rpc.request("pi/prompt", {"text": "start"}))
+        await client.wait_event(lambda e: e["type"] == until)
+        self.clients.remove(client)
+        await client.close()
+        prompting.cancel()
+        return state
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [e["message"] for e in self.ws.entries() if e["type"] == "message"]
+
+
+async def test_a_reattaching_client_answers_the_approval_the_closed_one_was_asked(tmp_path: Path) -> None:
+    marker = tmp_path / "approved"
+    replies = [bash_turn(f"touch {marker}; echo ran"), text_turn("Done after reload.")]
+    async with _shared_server(tmp_path, replies, "--reattach-grace", "30") as world:
+        first = await world.connect()
+        first.answer_approval = lambda request: ...  # the window reloads before the user answers
+        state = await world.start_then_leave(first, "approval_request")
+
+        second = await world.connect()
+        second.answer_approval = lambda request: {"decision": "allow"}
+        await second.rpc.request("pi/openSession", {"path": state["file"]})
+        end = await second.wait_event(lambda e: e["type"] == "agent_end")
+        assert end.get("stopReason", "stop") == "stop"
+        [asked] = second.approval_requests  # asked again, of the new connection
+        assert asked["toolName"] == "bash" and asked["sessionId"] == state["sessionId"]
+        assert marker.exists()
+        run_state = await second.rpc.request("pi/getRunState", {})
+        assert run_state["running"] is False and run_state["pendingApprovals"] == []
+        messages = world.messages()
+        assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
+        assert messages[2]["content"][0]["text"] == "ran\n"
+        assert messages[3]["content"][0]["text"] == "Done after reload."
 
 
 async def test_a_run_streams_on_to_the_client_that_reopens_its_session(tmp_path: Path) -> None:
-    ws = Workspace(HELLO)
-    async with FakeAnthropic([bash_turn("sleep 1.5; echo slept"), text_turn("Finished.")]) as fake:
-        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-        server = await start_network_server(
-            tmp_path, "--tcp", "--reattach-grace", "30", **ws.server_env(fake.url)
-        )
-        first = await _connect(server, ws, approval="auto")
-        second: ChatClient | None = None
-        try:
-            state = await first.new_session(ws)
-            prompting = asyncio.ensure_future(first.rpc.request("pi/prompt", {"text": "start"}))
-            await first.wait_event(lambda e: e["type"] == "tool_execution_start")
-            await first.close()  # the window reloads: its connection ends mid-run
-            prompting.cancel()
+    replies = [bash_turn("sleep 1.5; echo slept"), text_turn("Finished.")]
+    async with _shared_server(tmp_path, replies, "--reattach-grace", "30") as world:
+        state = await world.start_then_leave(await world.connect(approval="auto"), "tool_execution_start")
 
-            second = await _connect(server, ws, approval="auto")
-            await second.rpc.request("pi/openSession", {"path": state["file"]})
-            joined = await second.rpc.request("pi/getRunState", {})
-            assert joined["running"] is True
-            end = await second.wait_event(lambda e: e["type"] == "agent_end")
-            assert end.get("stopReason", "stop") == "stop"
-            seqs = [params["seq"] for params in second.events]
-            assert seqs == list(range(joined["seq"] + 1, joined["seq"] + 1 + len(seqs)))
-            messages = [e["message"] for e in ws.entries() if e["type"] == "message"]
-            assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
-            assert messages[2]["content"][0]["text"] == "slept\n"
-            assert messages[3]["content"][0]["text"] == "Finished."
-        finally:
-            if second is not None:
-                await second.close()
-            await _stop(server)
-            ws.cleanup()
+        second = await world.connect(approval="auto")
+        await second.rpc.request("pi/openSession", {"path": state["file"]})
+        joined = await second.rpc.request("pi/getRunState", {})
+        assert joined["running"] is True
+        end = await second.wait_event(lambda e: e["type"] == "agent_end")
+        assert end.get("stopReason", "stop") == "stop"
+        seqs = [params["seq"] for params in second.events]
+        assert seqs == list(range(joined["seq"] + 1, joined["seq"] + 1 + len(seqs)))
+        messages = world.messages()
+        assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
+        assert messages[2]["content"][0]["text"] == "slept\n"
+        assert messages[3]["content"][0]["text"] == "Finished."
 
 
 async def test_nobody_reattaching_aborts_the_run_after_the_grace(tmp_path: Path) -> None:
-    ws = Workspace(HELLO)
-    async with FakeAnthropic([bash_turn("sleep 30.125"), text_turn("never")]) as fake:
-        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-        server = await start_network_server(
-            tmp_path, "--tcp", "--reattach-grace", "1", **ws.server_env(fake.url)
-        )
-        first = await _connect(server, ws, approval="auto")
-        try:
-            await first.new_session(ws)
-            prompting = asyncio.ensure_future(first.rpc.request("pi/prompt", {"text": "start"}))
-            await first.wait_event(lambda e: e["type"] == "tool_execution_update")
-            await first.close()  # the window reloads: its connection ends mid-run
-            prompting.cancel()
-            for _ in range(200):
-                entries = ws.entries()
-                if entries and entries[-1].get("message", {}).get("stopReason") == "aborted":
-                    break
-                await asyncio.sleep(0.05)
-            last = ws.entries()[-1]["message"]
-            assert last["role"] == "assistant" and last["stopReason"] == "aborted"
-            assert await no_process_left("sleep 30.125")
-        finally:
-            await _stop(server)
-            ws.cleanup()
+    replies = [bash_turn("sleep 30.125"), text_turn("never")]
+    async with _shared_server(tmp_path, replies, "--reattach-grace", "1") as world:
+        await world.start_then_leave(await world.connect(approval="auto"), "tool_execution_update")
+        for _ in range(200):
+            messages = world.messages()
+            if messages and messages[-1].get("stopReason") == "aborted":
+                break
+            await asyncio.sleep(0.05)
+        last = world.messages()[-1]
+        assert last["role"] == "assistant" and last["stopReason"] == "aborted"
+        assert await no_process_left("sleep 30.125")
 
 
 async def test_without_grace_a_run_still_ends_with_its_connection(tmp_path: Path) -> None:
-    ws = Workspace(HELLO)
-    async with FakeAnthropic([bash_turn("sleep 30.375"), text_turn("never")]) as fake:
-        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-        server = await start_network_server(tmp_path, "--tcp", **ws.server_env(fake.url))
-        first = await _connect(server, ws, approval="auto")
-        try:
-            await first.new_session(ws)
-            prompting = asyncio.ensure_future(first.rpc.request("pi/prompt", {"text": "start"}))
-            await first.wait_event(lambda e: e["type"] == "tool_execution_update")
-            await first.close()  # the window reloads: its connection ends mid-run
-            prompting.cancel()
-            assert await no_process_left("sleep 30.375")
-        finally:
-            await _stop(server)
-            ws.cleanup()
+    replies = [bash_turn("sleep 30.375"), text_turn("never")]
+    async with _shared_server(tmp_path, replies) as world:
+        await world.start_then_leave(await world.connect(approval="auto"), "tool_execution_update")
+        assert await no_process_left("sleep 30.375")
 
 
 async def test_state_file_lock_and_idle_exit(tmp_path: Path) -> None:
