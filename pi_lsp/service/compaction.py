@@ -24,10 +24,11 @@ Branch summaries (``pi/navigate`` with ``summarize``) live in :mod:`.branch_summ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import weakref
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,7 +202,7 @@ class CompactionService:
         such case nothing was written.
         """
         progress = progress or Progress()
-        with session.exclusive("compaction"):
+        with session.exclusive("compaction"), self._compacting(session, reason):
             self.broadcast(session, "pi/compactionStarted", {"sessionId": session.id, "reason": reason})
             progress.begin("Compacting session", "preparing")
             try:
@@ -222,6 +223,16 @@ class CompactionService:
             self._ended(session, reason, result=result, will_retry=will_retry)
         self.host.emit(session, Change("compaction", [result["entryId"]]))
         return result
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _compacting(session: OpenSession, reason: str) -> Iterator[None]:
+        """Mark the compaction running, so ``pi/getRunState`` can tell a client that joins late."""
+        session.compacting = reason
+        try:
+            yield
+        finally:
+            session.compacting = None
 
     def _ended(
         self,

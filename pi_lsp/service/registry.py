@@ -62,6 +62,8 @@ class OpenSession:
     path_key: str | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     busy: str | None = None
+    #: The reason (``manual``, ``threshold``, ``overflow``) of the compaction running now, if any.
+    compacting: str | None = None
 
     @property
     def id(self) -> str:

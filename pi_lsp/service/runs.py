@@ -528,6 +528,8 @@ class RunService:
         state["tools"] = live["tools"]
         state["queue"] = chat.queues.snapshot()
         state["pendingApprovals"] = list(chat.approvals.values())
+        if session.compacting is not None:
+            state["compaction"] = {"reason": session.compacting}
         return state
 
     async def set_model(

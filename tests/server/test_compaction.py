@@ -286,10 +286,13 @@ async def test_session_busy_while_compacting(tmp_path: Path) -> None:
             busy = await call_error(client, "pi/navigate", {"targetId": tree[1]["id"], "summarize": True})
             assert busy.code == -32006
             await call(client, "pi/getSessionState", {})  # other requests are served meanwhile
+            # A chat opened now learns from the run state that a compaction is running.
+            assert (await call(client, "pi/getRunState", {}))["compaction"] == {"reason": "manual"}
             cancel(client, msg_id)
             cancelled = await asyncio.wait_for(asyncio.gather(running, return_exceptions=True), 10)
             assert getattr(cancelled[0], "code", None) == -32800
             await next_event(client, "pi/compactionEnded", 0)
             assert events(client, "pi/compactionEnded")[0]["aborted"] is True
+            assert "compaction" not in await call(client, "pi/getRunState", {})
             await asyncio.wait_for(fake.client_disconnected.wait(), 5)
             assert Path(state["file"]).stat().st_size == size
