@@ -1,7 +1,8 @@
 /** The chat transcript as plain messages: drawn from pi/getBranch, then advanced by pi/event (pure). */
 import { toolSummary } from "./toolCards";
 
-export type ChatKind = "user" | "assistant" | "tool";
+/** `compaction` and `branchSummary` are summary cards: a compaction entry, a `branch_summary` entry. */
+export type ChatKind = "user" | "assistant" | "tool" | "compaction" | "branchSummary";
 
 /** A tool call's card: what was called, its output so far, whether it still runs. */
 export interface ToolCard {
@@ -21,7 +22,7 @@ export interface LiveRun {
 export interface ChatMessage {
   key: string;
   kind: ChatKind;
-  /** The message's text; for a tool call, its one-line summary. */
+  /** The message's text; for a tool call, its one-line summary; for a summary card, the summary (markdown). */
   text: string;
   tool?: ToolCard;
   /** How many images a user message carries (pasted or dropped). */
@@ -29,6 +30,18 @@ export interface ChatMessage {
   /** A reply's thinking, when it has any (drawn as a collapsed block). */
   thinking?: string;
   isError?: boolean;
+  /** A compaction card: the context's tokens before it (the compaction entry's tokensBefore). */
+  tokensBefore?: number;
+}
+
+/**
+ * A compaction the chat shows as a status row: running (between compaction_start and
+ * compaction_end), failed (with the server's message), or done and retrying the request (overflow).
+ */
+export interface CompactionStatus {
+  reason: string;
+  state: "running" | "failed" | "retrying";
+  error?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -48,6 +61,19 @@ function userMessage(key: string, content: unknown): ChatMessage {
     ? content.filter((part) => typeof part === "object" && part !== null && (part as Json).type === "image").length
     : 0;
   return { key, kind: "user", text: contentText(content), ...(images > 0 ? { images } : {}) };
+}
+
+/** A compaction's card: its summary (markdown) and the tokens it summarised; undefined when malformed. */
+export function compactionCard(entryId: unknown, summary: unknown, tokensBefore: unknown): ChatMessage | undefined {
+  if (typeof entryId !== "string" || typeof summary !== "string") return undefined;
+  return { key: entryId, kind: "compaction", text: summary, ...(typeof tokensBefore === "number" ? { tokensBefore } : {}) };
+}
+
+/** A compaction or branch_summary entry as its summary card; undefined for other entries. */
+function summaryCard(entry: Json): ChatMessage | undefined {
+  if (entry.type === "compaction") return compactionCard(entry.id, entry.summary, entry.tokensBefore);
+  if (entry.type !== "branch_summary" || typeof entry.id !== "string" || typeof entry.summary !== "string") return undefined;
+  return { key: entry.id, kind: "branchSummary", text: entry.summary };
 }
 
 /** The session entry a message is drawn from, once known (keys of messages still streaming hold a ':'). */
@@ -92,6 +118,11 @@ export class ChatTranscript {
   static fromBranch(entries: Json[]): ChatTranscript {
     const transcript = new ChatTranscript();
     for (const entry of entries) {
+      if (entry.type === "compaction" || entry.type === "branch_summary") {
+        const card = summaryCard(entry);
+        if (card) transcript.messages.push(card);
+        continue;
+      }
       if (entry.type !== "message") continue;
       const message = entry.message as Json;
       const id = String(entry.id);
@@ -248,6 +279,14 @@ export class ChatTranscript {
         this.finishTool(String(event.toolCallId), contentText((event.partialResult as Json | undefined)?.content), false, true);
         this.lastTouched = this.tools.get(String(event.toolCallId));
         return true;
+      case "compaction_end": {
+        // A compaction written during a run: its card goes where it happened (once, by entry id).
+        const result = (event.result ?? {}) as Json;
+        const card = compactionCard(result.entryId, result.summary, result.tokensBefore);
+        if (!card || this.messages.some((message) => message.key === card.key)) return false;
+        this.messages.push(card);
+        return true;
+      }
       case "tool_execution_end":
         this.finishTool(String(event.toolCallId), contentText((event.result as Json | undefined)?.content), event.isError === true, false);
         return true;

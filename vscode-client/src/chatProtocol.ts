@@ -1,6 +1,6 @@
 /** The messages between the chat view's host code and its webview (types only). */
 import type { ApprovalCard } from "./approvalModel";
-import type { ChatMessage } from "./chatModel";
+import type { ChatMessage, CompactionStatus } from "./chatModel";
 import type { MessageAction } from "./messageActions";
 
 export interface QueueView {
@@ -19,6 +19,8 @@ export interface ChatViewState {
   hasMore: boolean;
   approvals: ApprovalCard[];
   notice?: ChatNotice;
+  /** A compaction running, failed, or retrying the request after it: the status row. */
+  compaction?: CompactionStatus;
 }
 
 export interface ModelChoice {

@@ -2,9 +2,11 @@
  * The chat as a view of server state (pure: the requester is passed in). `load` draws the last page
  * of the branch (`pi/getBranch` with `limit`) and the run in progress (`pi/getRunState`: partial
  * reply, running tools, queue); `pi/event`s are then applied in `seq` order, those the run state
- * already holds skipped. Events arriving while a load is in flight wait for it.
+ * already holds skipped. Events arriving while a load is in flight wait for it. A compaction's
+ * status row follows `compaction_start` / `compaction_end` (from `pi/event` during a run, and from
+ * `pi/compactionStarted` / `pi/compactionEnded` for every compaction) and the run state's `compaction`.
  */
-import { ChatTranscript, type ChatMessage, type LiveRun } from "./chatModel";
+import { ChatTranscript, type ChatMessage, type CompactionStatus, type LiveRun } from "./chatModel";
 import type { Requester } from "./messageActions";
 
 type Json = Record<string, unknown>;
@@ -18,6 +20,8 @@ export interface RunState extends LiveRun {
   running: boolean;
   seq: number;
   queue?: QueueState;
+  /** A compaction running now (pi-lsp's own field). */
+  compaction?: { reason?: string };
 }
 
 interface BranchPage {
@@ -37,10 +41,13 @@ export class ChatSync {
   running = false;
   /** Older entries exist before the first one drawn. */
   hasMore = false;
+  /** The compaction shown as a status row: running, failed, or retrying the request after it. */
+  compaction: CompactionStatus | undefined;
   private firstEntryId: string | undefined;
   private seq = 0;
   private generation = 0;
-  private waiting: [number, Json][] | undefined;
+  /** Events and compaction notices (seq undefined) that came while a load was in flight. */
+  private waiting: [number | undefined, Json][] | undefined;
 
   constructor(
     private readonly request: Requester,
@@ -55,6 +62,7 @@ export class ChatSync {
     this.queue = { steering: [], followUp: [] };
     this.running = false;
     this.hasMore = false;
+    this.compaction = undefined;
     this.firstEntryId = undefined;
     this.seq = 0;
   }
@@ -62,7 +70,7 @@ export class ChatSync {
   /** Redraw from the server: run state first, then the branch's last page, then the events that came meanwhile. */
   async load(): Promise<void> {
     const generation = ++this.generation;
-    const waiting: [number, Json][] = [];
+    const waiting: [number | undefined, Json][] = [];
     this.waiting = waiting;
     try {
       const state = await this.request<RunState>("pi/getRunState", {});
@@ -76,8 +84,11 @@ export class ChatSync {
       this.hasMore = page.hasMore === true;
       this.firstEntryId = typeof page.entries[0]?.id === "string" ? page.entries[0].id : undefined;
       this.seq = state.seq;
+      // A running compaction is server state; a failure (or a retry after one) is only what was seen.
+      if (state.compaction) this.compaction = { reason: String(state.compaction.reason ?? "manual"), state: "running" };
+      else if (this.compaction?.state === "running") this.compaction = undefined;
       this.waiting = undefined;
-      for (const [seq, event] of waiting) this.apply(seq, event);
+      for (const [seq, event] of waiting) this.applyEvent(seq, event);
     } finally {
       if (generation === this.generation) this.waiting = undefined;
     }
@@ -107,19 +118,55 @@ export class ChatSync {
       this.waiting.push([seq, event]);
       return false;
     }
-    return this.apply(seq, event);
+    return this.applyEvent(seq, event);
   }
 
-  private apply(seq: number, event: Json): boolean {
+  /**
+   * `pi/compactionStarted` / `pi/compactionEnded` (sent for every compaction, manual or automatic,
+   * without a seq): applied as the `compaction_start` / `compaction_end` event they mirror.
+   */
+  onCompactionNotice(started: boolean, params: Json): boolean {
+    const event: Json = started
+      ? { type: "compaction_start", reason: params.reason }
+      : { ...params, type: "compaction_end", ...(typeof params.error === "string" ? { errorMessage: params.error } : {}) };
+    if (this.waiting) {
+      this.waiting.push([undefined, event]);
+      return false;
+    }
+    return this.applyEvent(undefined, event);
+  }
+
+  /** The status row after a compaction_start / compaction_end. */
+  private noteCompaction(event: Json): void {
+    const reason = typeof event.reason === "string" ? event.reason : "manual";
+    if (event.type === "compaction_start") this.compaction = { reason, state: "running" };
+    else if (typeof event.errorMessage === "string") this.compaction = { reason, state: "failed", error: event.errorMessage };
+    else if (event.willRetry === true && event.aborted !== true) this.compaction = { reason, state: "retrying" };
+    else this.compaction = undefined;
+  }
+
+  private applyEvent(seq: number | undefined, event: Json): boolean {
     this.transcript.lastTouched = undefined;
-    if (seq <= this.seq) return false;
-    this.seq = seq;
+    if (seq !== undefined) {
+      if (seq <= this.seq) return false;
+      this.seq = seq;
+    }
+    // The request is retried after an overflow's compaction, and a new run starts afresh.
+    if (this.compaction?.state === "retrying" && (event.type === "message_start" || event.type === "agent_end")) this.compaction = undefined;
     switch (event.type) {
+      case "compaction_start":
+        this.noteCompaction(event);
+        return true;
+      case "compaction_end":
+        this.noteCompaction(event);
+        this.transcript.apply(event);
+        return true;
       case "queue_update":
         this.queue = { steering: strings(event.steering), followUp: strings(event.followUp) };
         return true;
       case "agent_start":
         this.running = true;
+        if (this.compaction?.state !== "running") this.compaction = undefined;
         return true;
       case "agent_end":
         this.running = false;

@@ -88,6 +88,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     else this.post();
   }
 
+  /** `pi/compactionStarted` / `pi/compactionEnded` of the open session: the status row (and card). */
+  onCompactionNotice(started: boolean, params: Record<string, unknown>): void {
+    if (this.sync.onCompactionNotice(started, params)) this.post();
+  }
+
   /** Gather a one-message change: one post per frame, just that message while it is the only one. */
   private postSoon(message: ChatMessage): void {
     this.gathered = this.gathered === undefined || this.gathered === message ? message : "all";
@@ -139,6 +144,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         hasMore: this.sync.hasMore,
         approvals: this.approvals.cards(),
         ...(this.notice ? { notice: this.notice } : {}),
+        ...(this.sync.compaction ? { compaction: this.sync.compaction } : {}),
       },
     });
   }
@@ -292,6 +298,9 @@ body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding:
 .hljs-comment, .hljs-meta { color: var(--vscode-descriptionForeground, #6a9955); font-style: italic; }
 .hljs-title, .hljs-function, .hljs-section { color: var(--vscode-symbolIcon-functionForeground, #dcdcaa); }
 .thinking { opacity: 0.8; white-space: pre-wrap; }
+.summary { white-space: normal; border-left: 2px solid var(--vscode-textBlockQuote-border, var(--vscode-focusBorder)); opacity: 0.9; }
+.summary summary { cursor: pointer; font-style: italic; }
+.compaction-status { margin: 6px 0; padding: 4px 6px; font-style: italic; opacity: 0.85; }
 .actions { white-space: normal; margin-top: 4px; display: flex; gap: 4px; flex-wrap: wrap; }
 .markdown pre { overflow-x: auto; padding: 4px; background: var(--vscode-textCodeBlock-background); }
 .markdown code { font-family: var(--vscode-editor-font-family); }

@@ -113,11 +113,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       chat.onEvent(params.seq, params.event);
       if (params.event.type === "agent_end") void refresh();
     }),
+    client.onNotification("pi/compactionStarted", (params: { sessionId: string; reason: string }) => {
+      if (params.sessionId === session.current?.sessionId) chat.onCompactionNotice(true, params);
+    }),
     client.onNotification("pi/compactionEnded", (params: { sessionId: string; reason: string; error?: string }) => {
-      // Automatic compactions would fail unseen; a manual one's failure is its request's error.
-      if (params.error && params.reason !== "manual" && params.sessionId === session.current?.sessionId) {
-        void vscode.window.showWarningMessage(`pi: ${params.error}`);
-      }
+      if (params.sessionId !== session.current?.sessionId) return;
+      chat.onCompactionNotice(false, params);
+      // Automatic compactions would fail unseen while the chat is hidden; a manual one's failure is its request's error.
+      if (params.error && params.reason !== "manual") void vscode.window.showWarningMessage(`pi: ${params.error}`);
     }),
     client.onRequest("pi/requestApproval", (approval: ApprovalRequest) => chat.approve(approval)),
     client.onNotification("pi/systemPromptChanged", () => {

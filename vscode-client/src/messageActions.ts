@@ -1,11 +1,12 @@
 /** The chat's per-message actions as request sequences (pure: the requester is passed in). */
+import type { ChatKind } from "./chatModel";
 
 export type Requester = <T>(method: string, params: object) => Promise<T>;
 
 export type MessageAction = "editAndResend" | "branchFromHere" | "forkToNewSession";
 
-/** What each kind of message offers: a user message can be edited; any entry can be branched from or forked. */
-export function actionsFor(kind: "user" | "assistant" | "tool"): MessageAction[] {
+/** What each kind of message offers: a user message can be edited; a reply can be branched from or forked. */
+export function actionsFor(kind: ChatKind): MessageAction[] {
   if (kind === "user") return ["editAndResend", "branchFromHere", "forkToNewSession"];
   if (kind === "assistant") return ["branchFromHere", "forkToNewSession"];
   return [];

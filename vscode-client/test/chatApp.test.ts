@@ -276,3 +276,21 @@ test("posted states and one-message updates arriving within a frame are drawn on
   assert.deepEqual(articles.map((a) => a.textContent?.trim()), ["go", "Hello"]);
   win.close();
 });
+
+test("a compaction shows a status row while it runs, its error when it fails, and its card after", () => {
+  const { doc, app } = open();
+  const row = () => doc.querySelector("[aria-label='compaction status']");
+  app.receive({ type: "state", state: { ...base, compaction: { reason: "threshold", state: "running" } } });
+  assert.equal(row()?.getAttribute("role"), "status");
+  assert.match(row()?.textContent ?? "", /^Auto-compacting/);
+  app.receive({ type: "state", state: { ...base, compaction: { reason: "threshold", state: "failed", error: "Auto-compaction failed: <b>boom</b>" } } });
+  assert.equal(row()?.getAttribute("role"), "alert");
+  assert.equal(row()?.textContent, "Auto-compaction failed: <b>boom</b>");
+  assert.equal(doc.querySelector("b"), null);
+  const card = { key: "c1", kind: "compaction" as const, text: "<img src=x onerror=alert(1)>done", tokensBefore: 5000 };
+  app.receive({ type: "state", state: { ...base, messages: [card] } });
+  assert.equal(row(), null);
+  const article = doc.querySelector("article[aria-label='compaction summary']") as HTMLElement;
+  assert.equal(article.querySelector("summary")?.textContent, "Compacted — 5,000 tokens summarised");
+  assert.equal(article.querySelector("img"), null);
+});

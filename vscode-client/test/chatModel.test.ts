@@ -126,3 +126,29 @@ test("a user message with images says how many it carries", () => {
   chat.apply({ type: "message_start", message: { role: "user", content: [...parts, parts[1]] } });
   assert.equal(chat.messages[1].images, 2);
 });
+
+test("compaction and branch summary entries are summary cards where they lie in the branch", () => {
+  const chat = ChatTranscript.fromBranch([
+    { type: "message", id: "u1", message: { role: "user", content: "old question" } },
+    { type: "compaction", id: "c1", summary: "## Goal\nfix it", firstKeptEntryId: "u1", tokensBefore: 12345, details: {} },
+    { type: "branch_summary", id: "b1", fromId: "x", summary: "Tried *another* way" },
+    { type: "compaction", id: "c2", summary: 7 },
+    { type: "message", id: "u2", message: { role: "user", content: "next" } },
+  ]);
+  assert.deepEqual(chat.messages, [
+    { key: "u1", kind: "user", text: "old question" },
+    { key: "c1", kind: "compaction", text: "## Goal\nfix it", tokensBefore: 12345 },
+    { key: "b1", kind: "branchSummary", text: "Tried *another* way" },
+    { key: "u2", kind: "user", text: "next" },
+  ]);
+  assert.equal(entryIdOf(chat.messages[1]), "c1");
+});
+
+test("a compaction written during a run shows its card once, from compaction_end's result", () => {
+  const chat = ChatTranscript.fromBranch([{ type: "message", id: "u1", message: { role: "user", content: "hi" } }]);
+  const end = { type: "compaction_end", reason: "overflow", willRetry: true, result: { entryId: "c9", summary: "S", tokensBefore: 900 } };
+  assert.equal(chat.apply(end), true);
+  assert.equal(chat.apply(end), false);
+  assert.equal(chat.apply({ type: "compaction_end", reason: "threshold", errorMessage: "Auto-compaction failed: x" }), false);
+  assert.deepEqual(chat.messages.map((m) => [m.key, m.kind, m.tokensBefore]), [["u1", "user", undefined], ["c9", "compaction", 900]]);
+});

@@ -100,3 +100,61 @@ test("a delta or a tool's partial output changes one message only; other events 
   sync.onEvent(4, { type: "tool_execution_update", toolCallId: "t", partialResult: { content: [{ type: "text", text: "b" }] } });
   assert.equal(touched(), undefined, "an event already applied changes nothing");
 });
+
+test("a compaction is a live status row: running, failed with the server's message, retrying, gone", async () => {
+  let compacting: Json | undefined = { reason: "threshold" };
+  const server = fakeServer({
+    "pi/getRunState": () => ({ running: false, seq: 3, tools: [], ...(compacting ? { compaction: compacting } : {}) }),
+    "pi/getBranch": () => ({ entries: [user("u1", "one")], hasMore: false }),
+  });
+  const sync = new ChatSync(server.request);
+  const row = () => sync.compaction;
+  // A chat opened while a compaction runs shows it from the run state.
+  await sync.load();
+  assert.deepEqual(row(), { reason: "threshold", state: "running" });
+  // It ended while nobody looked: the next load clears the row.
+  compacting = undefined;
+  await sync.load();
+  assert.equal(row(), undefined);
+
+  // Notices (no seq) and run events (seq) drive the same row; each is applied once.
+  assert.equal(sync.onCompactionNotice(true, { sessionId: "s", reason: "manual" }), true);
+  assert.deepEqual(row(), { reason: "manual", state: "running" });
+  sync.onCompactionNotice(false, { sessionId: "s", reason: "manual", error: "Compaction failed: no key", aborted: false, willRetry: false });
+  assert.deepEqual(row(), { reason: "manual", state: "failed", error: "Compaction failed: no key" });
+  // A failure is not server state: a reload keeps showing it; the next run clears it.
+  await sync.load();
+  assert.equal(row()?.state, "failed");
+  sync.onEvent(4, { type: "agent_start" });
+  assert.equal(row(), undefined);
+
+  // Overflow during a run: compacted, then the request is retried (the row goes with the retry's reply).
+  sync.onEvent(5, { type: "compaction_start", reason: "overflow" });
+  assert.equal(sync.onEvent(5, { type: "compaction_end", reason: "overflow" }), false, "an old seq is skipped");
+  sync.onEvent(6, { type: "compaction_end", reason: "overflow", aborted: false, willRetry: true, result: { entryId: "c1", summary: "S", tokensBefore: 10 } });
+  sync.onCompactionNotice(false, { reason: "overflow", aborted: false, willRetry: true, result: { entryId: "c1", summary: "S", tokensBefore: 10 } });
+  assert.deepEqual(row(), { reason: "overflow", state: "retrying" });
+  assert.deepEqual(sync.transcript.messages.map((m) => m.key), ["u1", "c1"]);
+  sync.onEvent(7, { type: "message_start", message: { role: "assistant", content: [] } });
+  assert.equal(row(), undefined);
+
+  // Cancelled: the row just goes.
+  sync.onCompactionNotice(true, { reason: "manual" });
+  sync.onCompactionNotice(false, { reason: "manual", aborted: true, willRetry: false });
+  assert.equal(row(), undefined);
+});
+
+test("compaction notices arriving during a load wait for it", async () => {
+  const server = fakeServer({
+    "pi/getRunState": () => ({ running: false, seq: 0, tools: [] }),
+    "pi/getBranch": () => ({ entries: [], hasMore: false }),
+  });
+  server.gates.set("pi/getBranch", () => undefined);
+  const sync = new ChatSync(server.request);
+  const loading = sync.load();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(sync.onCompactionNotice(true, { reason: "manual" }), false);
+  server.gates.get("pi/getBranch")?.();
+  await loading;
+  assert.deepEqual(sync.compaction, { reason: "manual", state: "running" });
+});

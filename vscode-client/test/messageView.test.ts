@@ -68,3 +68,33 @@ test("a user message's images are noted under its text", () => {
   assert.equal(messageArticle(context, { key: "u1", kind: "user", text: "see", images: 2 }).querySelector(".attachments-note")?.textContent, "[2 images]");
   assert.equal(messageArticle(context, { key: "u2", kind: "user", text: "see" }).querySelector(".attachments-note"), null);
 });
+
+test("a compaction is a collapsed card whose summary is sanitised markdown", () => {
+  const { context } = setup();
+  const summary = "## Goal\n\nFix **it**.\n\n<img src=x onerror=\"window.pwned=1\"> [click](javascript:alert(1)) <script>window.pwned=2</script>";
+  const article = messageArticle(context, { key: "c1", kind: "compaction", text: summary, tokensBefore: 123456 });
+  assert.equal(article.getAttribute("aria-label"), "compaction summary");
+  assert.equal(article.dataset.entryId, "c1");
+  const details = article.querySelector("details") as HTMLDetailsElement;
+  assert.equal(details.open, false);
+  assert.equal(details.querySelector("summary")?.textContent, "Compacted — 123,456 tokens summarised");
+  assert.equal(article.querySelector("h2")?.textContent, "Goal");
+  assert.equal(article.querySelector("strong")?.textContent, "it");
+  // Raw HTML is text, the unsafe link has no address, nothing can run.
+  assert.equal(article.querySelector("img, script, [onerror]"), null);
+  assert.match(article.textContent ?? "", /<img src=x onerror="window.pwned=1">/);
+  assert.equal(article.querySelector("a")?.hasAttribute("href"), false);
+  assert.deepEqual(buttonNames(article), []);
+  // Opened once, it stays open when drawn again.
+  details.open = true;
+  details.dispatchEvent(new context.document.defaultView!.Event("toggle"));
+  assert.equal((messageArticle(context, { key: "c1", kind: "compaction", text: summary }).querySelector("details") as HTMLDetailsElement).open, true);
+});
+
+test("a branch summary is a card of its own", () => {
+  const { context } = setup();
+  const article = messageArticle(context, { key: "b1", kind: "branchSummary", text: "Tried `x`" });
+  assert.equal(article.getAttribute("aria-label"), "branch summary");
+  assert.equal(article.querySelector("summary")?.textContent, "Summary of the branch you left");
+  assert.equal(article.querySelector("code")?.textContent, "x");
+});

@@ -1,5 +1,6 @@
-/** The chat's blocks besides messages: queued messages, approval cards and the no-API-key notice. */
+/** The chat's blocks besides messages: queued messages, approval cards, the compaction's status and the no-API-key notice. */
 import type { ApprovalCard } from "../approvalModel";
+import type { CompactionStatus } from "../chatModel";
 import type { ChatNotice, QueueView } from "../chatProtocol";
 
 export interface CardContext {
@@ -76,6 +77,28 @@ export function approvalBlock(context: CardContext, card: ApprovalCard): HTMLEle
   );
   block.append(bar);
   return block;
+}
+
+const RUNNING: Record<string, string> = {
+  manual: "Compacting: summarising the conversation…",
+  threshold: "Auto-compacting: the context is near the model's window, summarising older messages…",
+  overflow: "The context overflowed the model's window: compacting, then retrying…",
+};
+
+/** The compaction under way (a live status row), or its failure with the server's message. */
+export function compactionRow(doc: Document, status: CompactionStatus): HTMLElement {
+  const row = doc.createElement("div");
+  row.setAttribute("aria-label", "compaction status");
+  if (status.state === "failed") {
+    row.className = "compaction-status error";
+    row.setAttribute("role", "alert");
+    row.textContent = status.error ?? "Compaction failed.";
+    return row;
+  }
+  row.className = "compaction-status";
+  row.setAttribute("role", "status");
+  row.textContent = status.state === "retrying" ? "Compacted; retrying the request with the summary…" : (RUNNING[status.reason] ?? RUNNING.manual);
+  return row;
 }
 
 /** How to set an API key (the server has none), and that compaction still works without one. */

@@ -12,7 +12,7 @@ import {
   type SendMode,
   type WebviewToHost,
 } from "../chatProtocol";
-import { approvalBlock, noticeBlock, queueBlock, type CardContext } from "./cards";
+import { approvalBlock, compactionRow, noticeBlock, queueBlock, type CardContext } from "./cards";
 import { applyCompletion, completionAt, type CompletionContext } from "./completion";
 import { createMarkdownRenderer } from "./markdown";
 import { messageArticle, type MessageViewContext } from "./messageView";
@@ -137,6 +137,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
       nodes.push(article(message));
     }
     for (const key of [...drawn.keys()]) if (!keys.has(key)) drawn.delete(key);
+    if (state.compaction) nodes.push(compactionRow(doc, state.compaction));
     const waiting = new Set(state.approvals.map((card) => card.toolCallId));
     for (const id of [...approvalCards.keys()]) if (!waiting.has(id)) approvalCards.delete(id);
     for (const card of state.approvals) {

@@ -1,15 +1,24 @@
-/** One chat message as a DOM article: a reply as sanitised markdown with its thinking, a tool call as a compact card, the rest as text. */
-import { entryIdOf, type ChatMessage, type ToolCard } from "../chatModel";
+/**
+ * One chat message as a DOM article: a reply as sanitised markdown with its thinking, a tool call
+ * as a compact card, a compaction or branch summary as a collapsed card, the rest as text.
+ */
+import { entryIdOf, type ChatKind, type ChatMessage, type ToolCard } from "../chatModel";
 import { ACTION_LABELS, actionsFor, type MessageAction } from "../messageActions";
 import { isCollapsedTool, isDiffTool } from "../toolCards";
 import type { MarkdownRenderer } from "./markdown";
 
-const LABELS = { user: "user message", assistant: "assistant message", tool: "tool call" } as const;
+const LABELS: Record<ChatKind, string> = {
+  user: "user message",
+  assistant: "assistant message",
+  tool: "tool call",
+  compaction: "compaction summary",
+  branchSummary: "branch summary",
+};
 
 export interface MessageViewContext {
   document: Document;
   renderMarkdown: MarkdownRenderer;
-  /** Thinking blocks the reader opened, by message key, so a redraw keeps them open. */
+  /** Thinking blocks and summary cards the reader opened, by message key, so a redraw keeps them open. */
   openThinking: Set<string>;
   onAction(action: MessageAction, entryId: string, text: string): void;
   /** Tool cards the reader opened (or closed, for bash), by call id, kept across redraws. */
@@ -50,21 +59,43 @@ function toolCardView(context: MessageViewContext, card: ToolCard, summaryText: 
   return wrapper;
 }
 
-/** A reply's thinking as a collapsed disclosure (text only). */
-function thinkingBlock(context: MessageViewContext, message: ChatMessage): HTMLDetailsElement {
+/** A disclosure, closed until the reader opens it (and kept open across redraws once opened). */
+function disclosure(context: MessageViewContext, key: string, title: string, body: Node): HTMLDetailsElement {
   const details = context.document.createElement("details");
-  details.className = "thinking";
-  details.open = context.openThinking.has(message.key);
+  details.open = context.openThinking.has(key);
   const summary = context.document.createElement("summary");
-  summary.textContent = "Thinking";
-  const body = context.document.createElement("div");
-  body.textContent = message.thinking ?? "";
+  summary.textContent = title;
   details.append(summary, body);
   details.addEventListener("toggle", () => {
-    if (details.open) context.openThinking.add(message.key);
-    else context.openThinking.delete(message.key);
+    if (details.open) context.openThinking.add(key);
+    else context.openThinking.delete(key);
   });
   return details;
+}
+
+/** A reply's thinking as a collapsed disclosure (text only). */
+function thinkingBlock(context: MessageViewContext, message: ChatMessage): HTMLDetailsElement {
+  const body = context.document.createElement("div");
+  body.textContent = message.thinking ?? "";
+  const details = disclosure(context, message.key, "Thinking", body);
+  details.className = "thinking";
+  return details;
+}
+
+/** The one line of a summary card: what was summarised. */
+export function summaryTitle(message: ChatMessage): string {
+  if (message.kind === "branchSummary") return "Summary of the branch you left";
+  return message.tokensBefore === undefined
+    ? "Compacted"
+    : `Compacted — ${message.tokensBefore.toLocaleString("en-US")} tokens summarised`;
+}
+
+/** A compaction or branch summary: its title line, and the summary as sanitised markdown when opened. */
+function summaryBlock(context: MessageViewContext, message: ChatMessage): HTMLDetailsElement {
+  const body = context.document.createElement("div");
+  body.className = "summary-body markdown";
+  body.append(context.renderMarkdown(message.text));
+  return disclosure(context, message.key, summaryTitle(message), body);
 }
 
 export function messageArticle(context: MessageViewContext, message: ChatMessage): HTMLElement {
@@ -77,6 +108,9 @@ export function messageArticle(context: MessageViewContext, message: ChatMessage
     article.append(context.renderMarkdown(message.text));
   } else if (message.kind === "tool" && message.tool) {
     article.append(toolCardView(context, message.tool, message.text));
+  } else if (message.kind === "compaction" || message.kind === "branchSummary") {
+    article.classList.add("summary");
+    article.append(summaryBlock(context, message));
   } else {
     article.textContent = message.text;
     if (message.images) {
