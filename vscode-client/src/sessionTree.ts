@@ -1,13 +1,12 @@
 /**
  * The Session Tree view: rows of SessionTreeModel (folded segments, entries loaded a page at a
  * time), the current branch expanded and the leaf marked. The tree is fetched again only while
- * the view is visible (a hidden view refreshes when shown), and changes are coalesced.
+ * the view is visible (a hidden view refreshes when shown). A change is fetched at once, so a new
+ * entry shows in the tree as it shows in the chat; changes arriving during a fetch become one more.
  */
 import * as vscode from "vscode";
+import { Coalesced } from "./coalesced";
 import { describeEntry, FoldedTree, Requester, SessionTreeModel, TreeRow } from "./treeModel";
-
-/** How long a burst of pi/sessionChanged is gathered before the tree is fetched again. */
-const REFRESH_DELAY_MS = 250;
 
 export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vscode.Disposable {
   private model: SessionTreeModel | undefined;
@@ -15,13 +14,15 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
   readonly onDidChangeTreeData = this.changed.event;
   private view: vscode.TreeView<TreeRow> | undefined;
   private stale = false;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly refetch: Coalesced;
 
   constructor(
     private readonly fetchTree: () => Promise<FoldedTree | undefined>,
     private readonly request: Requester,
-    private readonly onError: (error: unknown) => void,
-  ) {}
+    onError: (error: unknown) => void,
+  ) {
+    this.refetch = new Coalesced(() => this.refresh(), onError);
+  }
 
   /** Create the view (pi.sessionTree) this provider fills. */
   register(): vscode.Disposable {
@@ -36,17 +37,16 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
     return this.model;
   }
 
-  /** Fetch the tree again soon (after pi/sessionChanged or a session switch); bursts become one fetch. */
+  /**
+   * Fetch the tree again (after pi/sessionChanged or a session switch): at once, one folded tree
+   * (O(segments)); expanded rows then reload their page. Changes during a fetch become one more.
+   */
   refreshSoon(): void {
     if (this.view !== undefined && !this.view.visible) {
       this.stale = true;
       return;
     }
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.refresh().catch(this.onError);
-    }, REFRESH_DELAY_MS);
+    this.refetch.ask();
   }
 
   async refresh(): Promise<void> {
@@ -108,7 +108,6 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
   }
 
   dispose(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
     this.changed.dispose();
   }
 }
