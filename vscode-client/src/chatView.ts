@@ -246,16 +246,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   /** "Open diff" on an approval card (the file now vs. after the change) or on a finished edit/write card. */
   private async openDiff(toolCallId: string): Promise<void> {
+    const sessionId = this.session.current?.sessionId ?? "";
     const pending = this.approvals.request(toolCallId);
     if (pending) {
       const path = pending.preview?.path ?? pathArg(pending.args);
       const sides = proposedDiff(pending.toolName, pending.args, await currentText(path));
-      if (sides) await this.diffs.open(sides, path);
+      if (sides) await this.diffs.open(sides, path, { sessionId: pending.sessionId || sessionId, toolCallId, kind: "proposed", path });
       return;
     }
     const card = this.sync.transcript.toolCard(toolCallId);
     const sides = card && recordedDiff(card.name, card.args);
-    if (card && sides) await this.diffs.open(sides, pathArg(card.args));
+    const path = card ? pathArg(card.args) : "";
+    if (card && sides) await this.diffs.open(sides, path, { sessionId, toolCallId, kind: "recorded", path });
   }
 
   /** A message's Edit and resend / Branch from here / Fork to new session button. */

@@ -1,34 +1,94 @@
-/** Shows a proposed or recorded edit in VS Code's diff editor (read-only virtual documents, focus kept on the chat). */
+/**
+ * Shows a proposed or recorded edit in VS Code's diff editor (read-only virtual documents, focus
+ * kept on the chat). Each side's address names where its text came from, so a tab VS Code
+ * restores after a window reload is drawn again from the server (src/diffRestore.ts), or says in
+ * words why it cannot be, never an empty editor.
+ */
+import * as crypto from "node:crypto";
 import * as vscode from "vscode";
+import { diffQuery, parseDiffQuery, rederiveDiff, unavailableReason, unavailableText, type DiffOrigin, type DiffSide } from "./diffRestore";
+import type { Requester } from "./messageActions";
 import type { DiffSides } from "./toolCards";
 
-const SCHEME = "pi-diff";
+export const DIFF_SCHEME = "pi-diff";
+/** How long a restored tab waits for the server and the session to be back. */
+const RESTORE_WAIT_MS = 60_000;
+
+/** What a restored tab needs: the server once started and the session reopened, and the session open. */
+export interface DiffServer {
+  ready: Promise<void>;
+  sessionId(): string | undefined;
+  request: Requester;
+}
 
 export class DiffDocuments implements vscode.TextDocumentContentProvider {
   private readonly texts = new Map<string, string>();
+  /** Keys differ between windows, so a restored tab never picks up a new diff's text. */
+  private readonly window = crypto.randomBytes(6).toString("hex");
   private next = 0;
+  private readonly restoring = new Map<string, Promise<DiffSides | string>>();
+
+  constructor(private readonly server: DiffServer) {}
 
   register(): vscode.Disposable {
-    return vscode.workspace.registerTextDocumentContentProvider(SCHEME, this);
+    return vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, this);
   }
 
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.texts.get(uri.query) ?? "";
+  provideTextDocumentContent(uri: vscode.Uri): string | Promise<string> {
+    const { key, side, origin } = parseDiffQuery(uri.query);
+    return this.texts.get(key) ?? this.restore(key, side, origin);
   }
 
-  private document(name: string, text: string): vscode.Uri {
-    const key = String((this.next += 1));
+  /** A side of a tab from another window: derived again (both sides once), kept for the next read. */
+  private async restore(key: string, side: DiffSide, origin: DiffOrigin | undefined): Promise<string> {
+    const originKey = origin ? `${origin.kind}:${origin.sessionId}:${origin.toolCallId}` : `none:${key}`;
+    let derived = this.restoring.get(originKey);
+    if (!derived) {
+      derived = this.derive(origin);
+      this.restoring.set(originKey, derived);
+    }
+    const sides = await derived;
+    const text = typeof sides === "string" ? sides : sides[side];
+    this.remember(key, text);
+    return text;
+  }
+
+  /** The sides from the server, or the words saying why there are none. */
+  private async derive(origin: DiffOrigin | undefined): Promise<DiffSides | string> {
+    try {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), RESTORE_WAIT_MS)));
+      const started = await Promise.race([this.server.ready.then(() => "ready" as const), late]);
+      clearTimeout(timer);
+      if (started === "late") return unavailableText(origin, "pi-lsp did not start in time.");
+      const open = this.server.sessionId();
+      if (origin && open === origin.sessionId) {
+        const sides = await rederiveDiff(this.server.request, origin, currentText);
+        if (sides) return sides;
+      }
+      return unavailableText(origin, unavailableReason(origin, open));
+    } catch (error) {
+      return unavailableText(origin, `pi-lsp could not be asked (${error instanceof Error ? error.message : String(error)}).`);
+    }
+  }
+
+  private remember(key: string, text: string): void {
     this.texts.set(key, text);
     // Keep the last few diffs only: each open holds two texts.
     if (this.texts.size > 40) this.texts.delete(this.texts.keys().next().value as string);
-    return vscode.Uri.from({ scheme: SCHEME, path: `/${name}`, query: key });
+  }
+
+  private document(name: string, side: DiffSide, text: string, origin: DiffOrigin | undefined): vscode.Uri {
+    const key = `${this.window}-${(this.next += 1)}`;
+    this.remember(key, text);
+    return vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${name}`, query: diffQuery(key, side, origin) });
   }
 
   /** Open the two sides in the diff editor beside the chat, without taking focus from it. */
-  async open(sides: DiffSides, path: string): Promise<void> {
+  async open(sides: DiffSides, path: string, origin?: DiffOrigin): Promise<void> {
     const name = path.split(/[\\/]/).pop() || "file";
-    const before = this.document(name, sides.before);
-    const after = this.document(name, sides.after);
+    const before = this.document(name, "before", sides.before, origin);
+    const after = this.document(name, "after", sides.after, origin);
     await vscode.commands.executeCommand("vscode.diff", before, after, sides.title, {
       preserveFocus: true,
       preview: true,

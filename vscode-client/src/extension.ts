@@ -47,7 +47,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const request = <T>(method: string, params: object): Promise<T> => running().sendRequest<T>(method, params);
   const session = new PiSession(running, context.workspaceState);
   const tree = new SessionTreeProvider(() => session.tree(), request, (error) => output.appendLine(`tree refresh failed: ${String(error)}`));
-  const diffs = new DiffDocuments();
+  // Restored diff tabs wait for this: the server started and the last session reopened (or not).
+  let sessionBack: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (sessionBack = resolve));
+  const diffs = new DiffDocuments({ ready, sessionId: () => session.current?.sessionId, request });
   const chat = new ChatViewProvider(context.extensionUri, running, session, diffs);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider("pi.chat", chat), diffs.register());
   context.subscriptions.push(output, gauge, tree.register());
@@ -98,6 +101,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (error instanceof ServerNotFoundError) {
       output.appendLine(error.message);
       void reportNoServer(error);
+      sessionBack();
       return;
     }
     throw error;
@@ -129,7 +133,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   await client.start();
   // A reloaded window shows the session it had open (the chat, tree and gauge redraw from it).
-  session.restore().catch((error: unknown) => output.appendLine(`could not reopen the last session: ${String(error)}`));
+  session
+    .restore()
+    .catch((error: unknown) => output.appendLine(`could not reopen the last session: ${String(error)}`))
+    .finally(sessionBack);
 }
 
 export async function deactivate(): Promise<void> {

@@ -8,29 +8,12 @@ import * as path from "node:path";
 import { test } from "node:test";
 import type { CompactionStatus } from "../src/chatModel";
 import { ChatSync } from "../src/chatSync";
-import { needsServer, startServer, type RealServer } from "./realServer";
+import { assistantEntry, needsServer, say, startServer, type RealServer } from "./realServer";
 
-const usage = { input: 10, output: 10, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-
+/** A user question and the assistant's answer (whose usage says `total` tokens); the question's id. */
 async function turn(server: RealServer, question: string, answer: string, total: number): Promise<string> {
-  const { id } = await server.request<{ id: string }>("pi/appendEntry", {
-    entry: { type: "message", message: { role: "user", content: question, timestamp: Date.now() } },
-  });
-  await server.request("pi/appendEntry", {
-    entry: {
-      type: "message",
-      message: {
-        role: "assistant",
-        content: [{ type: "text", text: answer }],
-        api: "anthropic-messages",
-        provider: "anthropic",
-        model: "claude-test",
-        usage: { ...usage, totalTokens: total },
-        stopReason: "stop",
-        timestamp: Date.now(),
-      },
-    },
-  });
+  const id = await say(server, question);
+  await server.request("pi/appendEntry", { entry: assistantEntry([{ type: "text", text: answer }], total) });
   return id;
 }
 

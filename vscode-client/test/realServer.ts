@@ -55,3 +55,22 @@ export async function say(server: RealServer, text: string): Promise<string> {
   });
   return id;
 }
+
+const ZERO_COST = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
+
+/** An assistant message entry as pi writes one (for `pi/appendEntry`), with `content` and its usage. */
+export function assistantEntry(content: object[], totalTokens = 100, stopReason = "stop"): Record<string, unknown> {
+  return {
+    type: "message",
+    message: {
+      role: "assistant",
+      content,
+      api: "anthropic-messages",
+      provider: "anthropic",
+      model: "claude-test",
+      usage: { input: 10, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens, cost: ZERO_COST },
+      stopReason,
+      timestamp: Date.now(),
+    },
+  };
+}
