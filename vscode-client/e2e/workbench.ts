@@ -31,7 +31,7 @@ export class Workbench {
     return this.chat.getByRole("button", { name, exact: true });
   }
 
-  articles(kind: "user message" | "assistant message" | "tool call"): Locator {
+  articles(kind: "user message" | "assistant message" | "tool call" | "compaction summary" | "branch summary"): Locator {
     return this.chat.getByRole("article", { name: kind, exact: true });
   }
 
