@@ -302,6 +302,7 @@ body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding:
 .thinking { opacity: 0.8; white-space: pre-wrap; }
 .summary { white-space: normal; border-left: 2px solid var(--vscode-textBlockQuote-border, var(--vscode-focusBorder)); opacity: 0.9; }
 .summary summary { cursor: pointer; font-style: italic; }
+.summary-body { padding-left: 12px; }
 .compaction-status { margin: 6px 0; padding: 4px 6px; font-style: italic; opacity: 0.85; }
 .actions { white-space: normal; margin-top: 4px; display: flex; gap: 4px; flex-wrap: wrap; }
 .markdown pre { overflow-x: auto; padding: 4px; background: var(--vscode-textCodeBlock-background); }
