@@ -1,4 +1,9 @@
-/** Starts pi-lsp with vscode-languageclient: command resolution, settings, log channel, restarts. */
+/**
+ * Starts pi-lsp with vscode-languageclient: command resolution, settings, log channel, restarts;
+ * the server is the user's shared one (loopback TCP, sharedServer.ts) or, with
+ * `pi.server.shared` off, one for this window over stdio.
+ */
+import { ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as vscode from "vscode";
 import {
@@ -8,11 +13,14 @@ import {
   LanguageClientOptions,
   ServerOptions,
   State,
+  StreamInfo,
   TransportKind,
 } from "vscode-languageclient/node";
+import { LogTail } from "./serverLog";
 import { chooseServer, findOnPathWith, ServerCommand } from "./serverCommand";
 import { ensurePrivateEnvironment, findPython, hasPiLsp, readyEnvironment, shippedWheel } from "./serverEnvironment";
 import { effectiveValue, piSettings } from "./settings";
+import { connectShared, SharedServerFiles, sharedServerFiles, stopShared } from "./sharedServer";
 
 function isExecutable(file: string): boolean {
   try {
@@ -76,21 +84,87 @@ export async function resolveServer(
 }
 
 /**
- * Build (not start) the client for a resolved server. `onRestarted` runs after the server came
- * back from a crash, so the session can be reopened there.
+ * Whether windows share one server (`pi.server.shared`, user settings only; default on). Not on
+ * Windows, where the server has no state-file lock.
  */
-export function createClient(server: ServerCommand, output: vscode.OutputChannel, onRestarted: () => void): LanguageClient {
-  const serverOptions: ServerOptions = {
-    command: server.command,
-    args: server.args,
-    transport: TransportKind.stdio,
-  };
+export function sharesServer(): boolean {
+  const config = vscode.workspace.getConfiguration("pi");
+  return effectiveValue("server.shared", config.inspect("server.shared")) !== false && process.platform !== "win32";
+}
+
+/**
+ * This window's way to the user's shared server: connects (starting the server when none answers),
+ * keeps the token for `initialize`, and copies the server's log into the output channel. When no
+ * shared server can be had, the window gets its own over stdio, and says why.
+ */
+export class SharedServerLink implements vscode.Disposable {
+  /** The token of the server connected to last (undefined: this window's own stdio server). */
+  token: string | undefined;
+  readonly files: SharedServerFiles;
+  private readonly tail: LogTail;
+  private tailing = false;
+
+  constructor(
+    private readonly server: ServerCommand,
+    storageDir: string,
+    private readonly output: vscode.OutputChannel,
+  ) {
+    this.files = sharedServerFiles(storageDir, server);
+    this.tail = new LogTail(this.files.log, (text) => output.append(text));
+  }
+
+  /** ServerOptions' function: run by vscode-languageclient at every start and restart. */
+  async connect(): Promise<StreamInfo | ChildProcess> {
+    if (!this.tailing) {
+      this.tail.start(); // before a server is started, so its start-up lines are shown too
+      this.tailing = true;
+    }
+    try {
+      const { socket, state, started } = await connectShared(this.server, this.files, { log: (line) => this.output.appendLine(line) });
+      this.token = state.token;
+      this.output.appendLine(
+        `${started ? "started" : "connected to"} the shared pi-lsp ${state.version} (pid ${state.pid}, ${state.host}:${state.port}); its log: ${this.files.log}`,
+      );
+      return { reader: socket, writer: socket, detached: true };
+    } catch (error) {
+      this.token = undefined;
+      const reason = error instanceof Error ? error.message : String(error);
+      this.output.appendLine(`no shared pi-lsp (${reason}); starting one for this window over stdio`);
+      return spawn(this.server.command, [...this.server.args, "--stdio"], { stdio: "pipe", windowsHide: true });
+    }
+  }
+
+  /** Restart Server: stop the shared server (every window then reconnects to a new one). */
+  stopServer(): Promise<boolean> {
+    return stopShared(this.files);
+  }
+
+  dispose(): void {
+    this.tail.dispose();
+  }
+}
+
+/**
+ * Build (not start) the client for a resolved server: through `shared` when given, else a server
+ * of its own over stdio. `onRestarted` runs after the server came back from a crash (or the
+ * connection to the shared one was lost), so the session can be reopened there.
+ */
+export function createClient(
+  server: ServerCommand,
+  output: vscode.OutputChannel,
+  onRestarted: () => void,
+  shared?: SharedServerLink,
+): LanguageClient {
+  const serverOptions: ServerOptions = shared
+    ? () => shared.connect()
+    : { command: server.command, args: server.args, transport: TransportKind.stdio };
   let crashes = 0;
   let restarting = false;
   const clientOptions: LanguageClientOptions = {
     documentSelector: [],
     outputChannel: output,
-    initializationOptions: () => ({ pi: currentPiSettings() }),
+    // Evaluated once connected: the token is that of the server just connected to.
+    initializationOptions: () => ({ pi: shared?.token ? { ...currentPiSettings(), token: shared.token } : currentPiSettings() }),
     errorHandler: {
       error: () => ({ action: ErrorAction.Continue }),
       closed: () => {
@@ -100,7 +174,11 @@ export function createClient(server: ServerCommand, output: vscode.OutputChannel
           return { action: CloseAction.DoNotRestart };
         }
         restarting = true;
-        output.appendLine(`pi-lsp stopped unexpectedly; restarting it (${crashes} of 5).`);
+        output.appendLine(
+          shared
+            ? `lost the connection to pi-lsp; reconnecting, starting it again if it stopped (${crashes} of 5).`
+            : `pi-lsp stopped unexpectedly; restarting it (${crashes} of 5).`,
+        );
         return { action: CloseAction.Restart, message: "pi-lsp stopped; restarting it." };
       },
     },

@@ -3,7 +3,7 @@ import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { ApprovalRequest } from "./approvalModel";
 import { ChatViewProvider } from "./chatView";
-import { createClient, currentPiSettings, resolveServer } from "./client";
+import { createClient, currentPiSettings, resolveServer, SharedServerLink, sharesServer } from "./client";
 import { DiffDocuments } from "./diffView";
 import { ContextGauge } from "./gauge";
 import { PiSession } from "./session";
@@ -13,6 +13,8 @@ import { ServerNotFoundError } from "./serverCommand";
 import { registerTreeCommands } from "./treeCommands";
 
 let client: LanguageClient | undefined;
+/** The user's shared server, when windows share one (pi.server.shared). */
+let shared: SharedServerLink | undefined;
 
 function reportError(error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
@@ -88,7 +90,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(
       "pi.restartServer",
       guarded(async () => {
-        await client?.restart();
+        if (!client) return;
+        await client.stop();
+        // A shared server is stopped too (it may be the one misbehaving); every window reconnects to a new one.
+        if (shared && (await shared.stopServer())) output.appendLine("stopped the shared pi-lsp");
+        await client.start();
         await session.reopen();
       }),
     ),
@@ -106,8 +112,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     throw error;
   }
-  output.appendLine(`starting ${[server.command, ...server.args].join(" ")} --stdio`);
-  client = createClient(server, output, () => void session.reopen().catch(reportError));
+  if (sharesServer()) {
+    shared = new SharedServerLink(server, context.globalStorageUri.fsPath, output);
+    context.subscriptions.push(shared);
+    output.appendLine(`server: ${[server.command, ...server.args].join(" ")}, shared by this user's windows (state file ${shared.files.state})`);
+  } else {
+    output.appendLine(`starting ${[server.command, ...server.args].join(" ")} --stdio`);
+  }
+  client = createClient(server, output, () => void session.reopen().catch(reportError), shared);
   context.subscriptions.push(
     client.onNotification("pi/sessionChanged", (params: { sessionId: string; leafId: string | null }) => {
       if (params.sessionId === session.current?.sessionId) session.noteChanged(params.leafId);
@@ -139,7 +151,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     .finally(sessionBack);
 }
 
+/** Closes this window's connection; a shared server and its runs go on (a reloaded window reattaches). */
 export async function deactivate(): Promise<void> {
   await client?.stop();
   client = undefined;
+  shared = undefined;
 }

@@ -45,6 +45,7 @@ export const SERVER_SETTINGS: Readonly<Record<string, Kind>> = {
 export const USER_ONLY_SETTINGS: ReadonlySet<string> = new Set([
   "server.command",
   "server.python",
+  "server.shared",
   "sessionDir",
   "approval",
   "tools",

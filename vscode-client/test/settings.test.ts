@@ -49,7 +49,7 @@ test("a workspace cannot choose the server, the approval policy, tools or the sh
   const fromRepository = { workspaceValue: "auto", workspaceFolderValue: "auto" };
   assert.equal(effectiveValue("approval", fromRepository), undefined);
   assert.equal(effectiveValue("approval", { ...fromRepository, globalValue: "ask" }), "ask");
-  for (const key of ["server.command", "server.python", "shellPath", "shellCommandPrefix", "tools", "sessionDir"]) {
+  for (const key of ["server.command", "server.python", "server.shared", "shellPath", "shellCommandPrefix", "tools", "sessionDir"]) {
     assert.equal(effectiveValue(key, { workspaceValue: ["evil"] }), undefined, key);
   }
   // Harmless settings follow the most specific scope.
