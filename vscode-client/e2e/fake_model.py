@@ -34,6 +34,7 @@ RESEND_REPLY = "A second answer, on a new branch."
 EDIT_DONE_REPLY = "I replaced the second line of notes.txt."
 STALLED_REPLY = "I will think about this for a very long time"
 STORY_WORDS = [f"word{n}" for n in range(1, 81)]
+CHAPTERS = [f"chapter{n}" for n in range(1, 201)]
 SUMMARY = "## Goal\nTry the pi extension end to end.\n\n## Progress\nGreeted, edited notes.txt, told a story."
 
 
@@ -71,6 +72,10 @@ def answer(request: Recorded) -> Reply:
     if "Take your time" in text:  # streams a little, then holds the connection open: only Stop ends it
         frames = assistant_stream(Text(STALLED_REPLY, chunks=4), message_id="msg_stall")
         return Reply(events=frames, stall_after=5, event_delay=0.2)
+    if "Tell a longer story" in text:  # 60 s of streaming: time to reload the window in the middle
+        saga = " ".join(CHAPTERS) + "."
+        frames = assistant_stream(Text(saga, chunks=200), message_id="msg_saga")
+        return Reply(events=frames, event_delay=0.3)
     if "Tell a long story" in text:  # 20 s of streaming: time to close and reopen the chat
         story = " ".join(STORY_WORDS) + "."
         frames = assistant_stream(Text(story, chunks=80), message_id="msg_story")

@@ -9,6 +9,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import { Browser, chromium, Page } from "playwright-core";
+import { readServerState, ServerState } from "../src/sharedServer";
 
 const CLIENT_DIR = path.resolve(__dirname, "..", "..");
 export const REPO_DIR = path.resolve(CLIENT_DIR, "..");
@@ -72,6 +73,41 @@ export class RunDir {
       .split("\n")
       .filter((line) => line.trim() !== "")
       .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  /** The state files of the shared pi-lsp servers the extension started (in its global storage). */
+  sharedServerStateFiles(): string[] {
+    const found: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(full);
+        else if (/^pi-lsp-[0-9a-f]+\.json$/.test(entry.name) && path.basename(dir) === "servers") found.push(full);
+      }
+    };
+    walk(this.userData);
+    return found;
+  }
+
+  /** The live shared servers (their state files name them). */
+  sharedServers(): ServerState[] {
+    return this.sharedServerStateFiles()
+      .map((file) => readServerState(file))
+      .filter((state): state is ServerState => state !== undefined);
+  }
+
+  /**
+   * End the shared servers: they are detached from code-server (they outlive a window by design)
+   * and would otherwise idle on for minutes after the test.
+   */
+  stopSharedServers(): void {
+    for (const { pid } of this.sharedServers()) {
+      try {
+        process.kill(pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    }
   }
 
   /** Where to look when something failed. */

@@ -18,7 +18,7 @@ import { Workbench } from "./workbench";
 const VSIX = process.env.PI_E2E_VSIX ?? path.join(REPO_DIR, "vscode-client", "pi-lsp-vscode.vsix");
 const NOTES = "first line\nsecond line\nthird line\n";
 
-test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & resend, reopen mid-run, reload", { timeout: 300_000 }, async (t: TestContext) => {
+test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & resend, reopen mid-run, reload mid-run", { timeout: 480_000 }, async (t: TestContext) => {
   fs.rmSync(SCREENSHOTS_DIR, { recursive: true, force: true });
   const run = new RunDir(path.join(REPO_DIR, "vscode-client", "e2e", "run"));
   fs.writeFileSync(path.join(run.workspace, "notes.txt"), NOTES);
@@ -122,7 +122,7 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       const before = await seeText(wb.gauge, /^pi \d+%/);
       await wb.gauge.click();
       // First what compaction would do (pi/prepareCompaction), then the user's go-ahead.
-      await seeText(wb.dialog, /Compact this session \(\d+ tokens\)\?/, 15_000);
+      await seeText(wb.dialog, /Compact this session \(\d+(\.\d)?k? tokens\)\?/, 15_000);
       await seeText(wb.dialog, "Summarised: ");
       await seeText(wb.dialog, "Kept as they are: ");
       await wb.screenshot("compact-plan");
@@ -171,13 +171,35 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       assert.equal((replies.at(-1)?.message as { stopReason?: string }).stopReason, "stop");
     });
 
-    await step("reload the window: the conversation is drawn again from the server", async (wb) => {
-      await wb.page.reload({ waitUntil: "domcontentloaded" });
-      await wb.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
-      if (!(await wb.promptBox.isVisible())) await wb.openSidebar();
+    await step("reload the window mid-run; the run goes on in the reloaded chat", async (wb) => {
+      await wb.send("Tell a longer story");
+      await seeText(wb.last("assistant message"), "chapter3", 30_000);
+      const servers = run.sharedServers();
+      assert.equal(servers.length, 1, "one shared pi-lsp serves the window");
+      await wb.screenshot("before-reload-mid-run");
+      await wb.reloadWindow();
+      // The reloaded window reattached to the same server, and the reply is drawn part-way and still growing.
+      await seeText(wb.last("user message"), "Tell a longer story", 30_000);
+      const reply = wb.last("assistant message");
+      const partial = await seeText(reply, /chapter\d+/, 30_000);
+      assert.ok(!partial.includes("chapter200."), `the reply had already ended when the reloaded chat showed it: ${partial.slice(-80)}`);
+      await wb.screenshot("reloaded-mid-run");
+      await eventually("the reply to keep growing after the reload", () => reply.innerText({ timeout: 1_000 }), (text) => text.length > partial.length, 15_000);
+      await seeText(reply, "chapter200.", 90_000);
+      await wb.runEnded();
+      await wb.screenshot("reload-run-finished");
+      assert.deepEqual(run.sharedServers().map((s) => s.pid), servers.map((s) => s.pid), "the same server before and after the reload");
+      // The run was not started again after the reload: one model request, one complete reply.
+      const asked = FakeModel.requests(run).filter((body) => JSON.stringify((body.messages as unknown[]).at(-1)).includes("Tell a longer story"));
+      assert.equal(asked.length, 1);
+      const replies = run.sessionEntries().filter((e) => (e.message as { role?: string } | undefined)?.role === "assistant");
+      const last = replies.at(-1)?.message as { stopReason?: string; content?: { text?: string }[] };
+      assert.equal(last.stopReason, "stop");
+      assert.match(last.content?.[0]?.text ?? "", /^chapter1 chapter2 .* chapter200\.$/);
+    });
+
+    await step("the reloaded window goes on: the conversation drawn from the server, a new prompt answered", async (wb) => {
       await seeText(wb.articles("user message").first(), "Say hello again", 30_000);
-      await seeText(wb.last("user message"), "Tell a long story");
-      await seeText(wb.last("assistant message"), "word80.");
       await seeText(wb.gauge, /^pi (\d+|\?)%/);
       await wb.send("Say hello");
       await seeText(wb.last("assistant message"), "this reply streamed in twelve small pieces.", 30_000);
@@ -189,6 +211,7 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
     process.stderr.write(`\ntimings:\n  ${timings.join("\n  ")}\n  total: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     await browser?.close();
     server?.stop();
+    run.stopSharedServers();
     model.stop();
   }
 });

@@ -79,6 +79,29 @@ export class Workbench {
     );
   }
 
+  /**
+   * Developer: Reload Window from the command palette, then wait for the new workbench and the
+   * chat in it (the sidebar opened again only when the reload did not restore it).
+   */
+  async reloadWindow(): Promise<void> {
+    await this.page.evaluate(() => ((window as unknown as { piBeforeReload?: boolean }).piBeforeReload = true));
+    await this.page.keyboard.press("F1");
+    const input = this.quickInput.locator("input.input");
+    await input.fill(">Developer: Reload Window");
+    await this.quickInput.locator(".monaco-list-row").first().filter({ hasText: /^Developer: Reload Window/ }).waitFor({ timeout: 15_000 });
+    await input.press("Enter");
+    await eventually(
+      "the window to reload",
+      () => this.page.evaluate(() => (window as unknown as { piBeforeReload?: boolean }).piBeforeReload === undefined),
+      (reloaded) => reloaded,
+      60_000,
+    );
+    await this.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+    await this.piContainer.waitFor({ timeout: 60_000 });
+    if ((await this.piContainer.getAttribute("aria-selected")) === "true") await this.promptBox.waitFor({ timeout: 60_000 });
+    else await this.openSidebar();
+  }
+
   /** The approval card in the chat. */
   get approvalCard(): Locator {
     return this.chat.getByRole("alertdialog", { name: "approval request" });
