@@ -22,6 +22,17 @@ const CHROMIUM = process.env.PI_E2E_CHROMIUM ?? "/usr/bin/chromium";
 const API_KEY = "sk-ant-e2e-loopback-not-a-real-key";
 export const MODEL = "claude-sonnet-4-5";
 
+/** The files under `dir` (at any depth) whose path `accept`s. */
+function filesUnder(dir: string, accept: (file: string) => boolean): string[] {
+  const found: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...filesUnder(full, accept));
+    else if (accept(full)) found.push(full);
+  }
+  return found;
+}
+
 /** The files and folders of one run, kept after a failure for reading. */
 export class RunDir {
   readonly root: string;
@@ -52,16 +63,7 @@ export class RunDir {
 
   /** The session files pi-lsp wrote (under the agent dir, as pi keeps them). */
   sessionFiles(): string[] {
-    const found: string[] = [];
-    const walk = (dir: string): void => {
-      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-        const full = path.join(dir, entry.name);
-        if (entry.isDirectory()) walk(full);
-        else if (entry.name.endsWith(".jsonl")) found.push(full);
-      }
-    };
-    walk(path.join(this.agentDir, "sessions"));
-    return found;
+    return filesUnder(path.join(this.agentDir, "sessions"), (file) => file.endsWith(".jsonl"));
   }
 
   /** The entries of the one session file of this run. */
@@ -77,16 +79,7 @@ export class RunDir {
 
   /** The state files of the shared pi-lsp servers the extension started (in its global storage). */
   sharedServerStateFiles(): string[] {
-    const found: string[] = [];
-    const walk = (dir: string): void => {
-      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-        const full = path.join(dir, entry.name);
-        if (entry.isDirectory()) walk(full);
-        else if (/^pi-lsp-[0-9a-f]+\.json$/.test(entry.name) && path.basename(dir) === "servers") found.push(full);
-      }
-    };
-    walk(this.userData);
-    return found;
+    return filesUnder(this.userData, (file) => /\/servers\/pi-lsp-[0-9a-f]+\.json$/.test(file));
   }
 
   /** The live shared servers (their state files name them). */

@@ -18,7 +18,7 @@ import { Workbench } from "./workbench";
 const VSIX = process.env.PI_E2E_VSIX ?? path.join(REPO_DIR, "vscode-client", "pi-lsp-vscode.vsix");
 const NOTES = "first line\nsecond line\nthird line\n";
 
-test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & resend, reopen mid-run, reload mid-run", { timeout: 480_000 }, async (t: TestContext) => {
+test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & resend, reopen mid-run, reload mid-run and mid-approval", { timeout: 480_000 }, async (t: TestContext) => {
   fs.rmSync(SCREENSHOTS_DIR, { recursive: true, force: true });
   const run = new RunDir(path.join(REPO_DIR, "vscode-client", "e2e", "run"));
   fs.writeFileSync(path.join(run.workspace, "notes.txt"), NOTES);
@@ -196,6 +196,22 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       const last = replies.at(-1)?.message as { stopReason?: string; content?: { text?: string }[] };
       assert.equal(last.stopReason, "stop");
       assert.match(last.content?.[0]?.text ?? "", /^chapter1 chapter2 .* chapter200\.$/);
+    });
+
+    await step("reload the window while an approval waits; the card is there again and answers it", async (wb) => {
+      await wb.send("Edit notes.txt, please");
+      await seeVisible(wb.approvalCard, 30_000);
+      await wb.screenshot("approval-before-reload");
+      await wb.reloadWindow();
+      // The server asks the reloaded window again (pi/requestApproval), which shows the card in the chat.
+      await seeVisible(wb.approvalCard, 30_000);
+      await seeText(wb.approvalCard, "+second line, edited, edited");
+      await wb.screenshot("approval-after-reload");
+      await wb.approvalCard.getByRole("button", { name: "Allow", exact: true }).click();
+      await seeText(wb.last("assistant message"), "I replaced the second line of notes.txt.", 30_000);
+      await seeCount(wb.approvalCard, 0);
+      await wb.runEnded();
+      assert.equal(fs.readFileSync(path.join(run.workspace, "notes.txt"), "utf8"), "first line\nsecond line, edited, edited\nthird line\n");
     });
 
     await step("the reloaded window goes on: the conversation drawn from the server, a new prompt answered", async (wb) => {

@@ -21,6 +21,11 @@ import { proposedDiff, recordedDiff } from "./toolCards";
 const MODEL_ERROR = -32004;
 /** How long the posts of streamed deltas are gathered into one (about a frame). */
 const DELTA_POST_MS = 16;
+/**
+ * How long after the window (re)loaded an approval waits for the chat view to appear before it is
+ * asked in a dialog: a reloaded window is asked again at once, before VS Code has restored its chat.
+ */
+const VIEW_STARTUP_WAIT_MS = 15_000;
 /** Pages of older entries Open in Chat may load to reach its entry. */
 const REVEAL_PAGES = 50;
 
@@ -40,6 +45,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private deltaTimer: ReturnType<typeof setTimeout> | undefined;
   /** What the gathered posts changed: one message, or more ("all": the whole state is posted). */
   private gathered: ChatMessage | "all" | undefined;
+  private readonly createdAt = Date.now();
+  private readonly resolved = new vscode.EventEmitter<void>();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -64,6 +71,24 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.onDidDispose(() => {
       if (this.view === view) this.view = undefined;
     });
+    this.resolved.fire();
+  }
+
+  /** Right after start-up, wait (a while) for VS Code to restore the chat view; whether it is visible. */
+  private async viewVisibleSoon(): Promise<boolean> {
+    const left = VIEW_STARTUP_WAIT_MS - (Date.now() - this.createdAt);
+    if (this.view === undefined && left > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, left);
+        const listening = this.resolved.event(done);
+        function done(): void {
+          clearTimeout(timer);
+          listening.dispose();
+          resolve();
+        }
+      });
+    }
+    return this.view?.visible === true;
   }
 
   /** Redraw everything from the server (the webview is a view of server state). */
@@ -110,10 +135,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   /**
    * `pi/requestApproval`: a card in the chat while the chat is visible; otherwise (the view closed
-   * or hidden) VS Code's modal question, so a run never waits on something nobody can see.
+   * or hidden) VS Code's modal question, so a run never waits on something nobody can see. A
+   * window that has just (re)loaded first gives its chat a moment to be restored.
    */
-  approve(request: ApprovalRequest): Promise<ApprovalAnswer> {
-    if (!this.view?.visible) return askApproval(request);
+  async approve(request: ApprovalRequest): Promise<ApprovalAnswer> {
+    if (!(await this.viewVisibleSoon())) return askApproval(request);
     const answer = this.approvals.ask(request);
     this.post();
     return answer;
