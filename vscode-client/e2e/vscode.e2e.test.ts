@@ -222,6 +222,21 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       await wb.runEnded();
       await wb.screenshot("after-reload");
     });
+
+    await step("the shared server dies; the window starts a new one and reopens the session", async (wb) => {
+      const hellos = wb.articles("assistant message").filter({ hasText: "twelve small pieces." });
+      const before = await hellos.count();
+      const [dead] = run.sharedServers();
+      process.kill(dead.pid, "SIGKILL"); // its state file stays behind, naming a dead process
+      const [fresh] = await eventually("a new shared server", () => run.sharedServers(), (servers) => servers.length === 1 && servers[0].pid !== dead.pid, 30_000);
+      assert.notEqual(fresh.pid, dead.pid);
+      await seeText(wb.articles("user message").first(), "Say hello again", 30_000);
+      await wb.send("Say hello");
+      // Answered by the new server: the session was opened there again.
+      await eventually("the reply from the new server", () => hellos.count(), (n) => n === before + 1, 30_000);
+      await wb.runEnded();
+      await wb.screenshot("after-server-restart");
+    });
   } finally {
     if (failed || t.signal.aborted) process.stderr.write(`\n${run.describe()}\n`);
     process.stderr.write(`\ntimings:\n  ${timings.join("\n  ")}\n  total: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

@@ -81,7 +81,7 @@ export class Workbench {
 
   /**
    * Developer: Reload Window from the command palette, then wait for the new workbench and the
-   * chat in it (the sidebar opened again only when the reload did not restore it).
+   * chat in it (the pi sidebar opened only when the reload did not restore it).
    */
   async reloadWindow(): Promise<void> {
     await this.page.evaluate(() => ((window as unknown as { piBeforeReload?: boolean }).piBeforeReload = true));
@@ -97,9 +97,23 @@ export class Workbench {
       60_000,
     );
     await this.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
-    await this.piContainer.waitFor({ timeout: 60_000 });
-    if ((await this.piContainer.getAttribute("aria-selected")) === "true") await this.promptBox.waitFor({ timeout: 60_000 });
-    else await this.openSidebar();
+    // VS Code restores the sidebar by itself, at its own pace; a click on the pi container while it
+    // does so would close it again. So: wait, and click only when no pi sidebar came (and not twice in a row).
+    const settled = Date.now() + 10_000;
+    let clicked = 0;
+    await eventually(
+      "the chat after the reload",
+      async () => {
+        if (await this.promptBox.isVisible()) return true;
+        if (Date.now() > settled && Date.now() > clicked + 10_000 && !(await this.chatHeader.isVisible())) {
+          clicked = Date.now();
+          await this.piContainer.click({ timeout: 5_000 });
+        }
+        return false;
+      },
+      (visible) => visible,
+      90_000,
+    );
   }
 
   /** The approval card in the chat. */

@@ -257,6 +257,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   /** Enter steers and Alt+Enter follows up while a run is active; with no run either starts one. */
   private async send(text: string, mode: "steer" | "followUp", images: PromptImage[]): Promise<void> {
     try {
+      await this.session.ready(); // a session being reopened (window reload, server restart) is the one meant
       if (!this.session.current) await this.session.continueRecent();
       this.status("");
       await this.request("pi/prompt", { text, streamingBehavior: mode, ...(images.length > 0 ? { images } : {}) });

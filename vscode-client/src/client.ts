@@ -144,15 +144,23 @@ export class SharedServerLink implements vscode.Disposable {
   }
 }
 
+/** What the window does when the server goes away and comes back. */
+export interface RestartHooks {
+  /** The server stopped or the connection was lost; the client starts again. */
+  lost(): void;
+  /** The server answers again: the session can be reopened there. */
+  restarted(): void;
+}
+
 /**
  * Build (not start) the client for a resolved server: through `shared` when given, else a server
- * of its own over stdio. `onRestarted` runs after the server came back from a crash (or the
- * connection to the shared one was lost), so the session can be reopened there.
+ * of its own over stdio. After a crash (or a lost connection to the shared server) it starts
+ * again, telling `hooks`.
  */
 export function createClient(
   server: ServerCommand,
   output: vscode.OutputChannel,
-  onRestarted: () => void,
+  hooks: RestartHooks,
   shared?: SharedServerLink,
 ): LanguageClient {
   const serverOptions: ServerOptions = shared
@@ -174,6 +182,7 @@ export function createClient(
           return { action: CloseAction.DoNotRestart };
         }
         restarting = true;
+        hooks.lost();
         output.appendLine(
           shared
             ? `lost the connection to pi-lsp; reconnecting, starting it again if it stopped (${crashes} of 5).`
@@ -188,7 +197,7 @@ export function createClient(
   client.onDidChangeState((change) => {
     if (restarting && change.newState === State.Running) {
       restarting = false;
-      onRestarted();
+      hooks.restarted();
     }
   });
   // Declares that this editor answers pi/requestApproval.

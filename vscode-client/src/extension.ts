@@ -91,6 +91,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       "pi.restartServer",
       guarded(async () => {
         if (!client) return;
+        session.expectReopen();
         await client.stop();
         // A shared server is stopped too (it may be the one misbehaving); every window reconnects to a new one.
         if (shared && (await shared.stopServer())) output.appendLine("stopped the shared pi-lsp");
@@ -119,7 +120,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   } else {
     output.appendLine(`starting ${[server.command, ...server.args].join(" ")} --stdio`);
   }
-  client = createClient(server, output, () => void session.reopen().catch(reportError), shared);
+  client = createClient(
+    server,
+    output,
+    { lost: () => session.expectReopen(), restarted: () => void session.reopen().catch(reportError) },
+    shared,
+  );
   context.subscriptions.push(
     client.onNotification("pi/sessionChanged", (params: { sessionId: string; leafId: string | null }) => {
       if (params.sessionId === session.current?.sessionId) session.noteChanged(params.leafId);
@@ -143,6 +149,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       void vscode.commands.executeCommand("pi.internal.systemPromptChanged");
     }),
   );
+  session.expectReopen(); // a prompt sent before the last session is open again waits for it
   await client.start();
   // A reloaded window shows the session it had open (the chat, tree and gauge redraw from it).
   session

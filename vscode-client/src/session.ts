@@ -25,6 +25,10 @@ export class PiSession {
   /** Fires when another session was opened or the open one changed. */
   readonly onDidChange = this.changed.event;
 
+  /** Pending while the session is being reopened on a (re)started server; see ready(). */
+  private settling: Promise<void> = Promise.resolve();
+  private settle: (() => void) | undefined;
+
   constructor(
     private readonly client: () => LanguageClient,
     private readonly memory?: vscode.Memento,
@@ -49,15 +53,44 @@ export class PiSession {
     this.changed.fire();
   }
 
+  /**
+   * The server is starting, or gone and coming back: until restore() or reopen() has run, ready()
+   * waits, so a prompt sent meanwhile goes to the session once it is open there (not to no session,
+   * or to another one).
+   */
+  expectReopen(): void {
+    if (this.settle) return;
+    this.settling = new Promise((resolve) => (this.settle = resolve));
+  }
+
+  private reopened(): void {
+    this.settle?.();
+    this.settle = undefined;
+  }
+
+  /** Resolves when no restore or reopen is under way (or after `timeoutMs`, whatever happened). */
+  async ready(timeoutMs = 30_000): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([this.settling, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** At start-up (a reloaded window): open the session file this window had open, if it still opens. */
   async restore(): Promise<void> {
-    const file = this.memory?.get<string>(OPEN_SESSION_KEY);
-    if (!file || this.state) return;
     try {
-      await this.open(file);
-    } catch (error) {
-      await this.memory?.update(OPEN_SESSION_KEY, undefined);
-      throw error;
+      const file = this.memory?.get<string>(OPEN_SESSION_KEY);
+      if (!file || this.state) return;
+      try {
+        await this.open(file);
+      } catch (error) {
+        await this.memory?.update(OPEN_SESSION_KEY, undefined);
+        throw error;
+      }
+    } finally {
+      this.reopened();
     }
   }
 
@@ -75,10 +108,14 @@ export class PiSession {
 
   /** After a server restart: open the same file again (in-memory sessions are gone). */
   async reopen(): Promise<void> {
-    const file = this.state?.file;
-    if (file) await this.open(file);
-    else this.state = undefined;
-    this.changed.fire();
+    try {
+      const file = this.state?.file;
+      if (file) await this.open(file);
+      else this.state = undefined;
+      this.changed.fire();
+    } finally {
+      this.reopened();
+    }
   }
 
   /**
