@@ -154,7 +154,7 @@ export function startupErrors(text: string): string {
 export interface Connected {
   socket: net.Socket;
   state: ServerState;
-  /** Whether this call started the server (else it was already running). */
+  /** Whether this call started the server (else it was running, or another window's start won). */
   started: boolean;
 }
 
@@ -179,8 +179,8 @@ export async function connectShared(server: ServerCommand, files: SharedServerFi
       log(`the shared pi-lsp (pid ${existing.pid}) does not answer (${error instanceof Error ? error.message : String(error)}); starting another`);
     }
   }
-  const state = await startShared(server, files, existing, options.startTimeoutMs ?? 60_000);
-  return { socket: await connectTo(state), state, started: state.pid !== existing?.pid };
+  const { state, started } = await startShared(server, files, existing, options.startTimeoutMs ?? 60_000);
+  return { socket: await connectTo(state), state, started };
 }
 
 function sameServer(a: ServerState | undefined, b: ServerState | undefined): boolean {
@@ -201,11 +201,18 @@ function prepareFiles(files: SharedServerFiles): number {
 
 /**
  * Start a shared server detached (it outlives this window) and wait for a live server other than
- * `stale` to publish its state file: ours, or the one that beat ours to the lock.
+ * `stale` to publish its state file: ours (`started`: its pid is our child's), or the one that
+ * beat ours to the lock.
  */
-async function startShared(server: ServerCommand, files: SharedServerFiles, stale: ServerState | undefined, timeoutMs: number): Promise<ServerState> {
+async function startShared(
+  server: ServerCommand,
+  files: SharedServerFiles,
+  stale: ServerState | undefined,
+  timeoutMs: number,
+): Promise<{ state: ServerState; started: boolean }> {
   const errors = prepareFiles(files);
   let exit: { code: number | null; error?: Error } | undefined;
+  let pid: number | undefined;
   try {
     const child = spawn(server.command, sharedServerArgs(server, files), {
       detached: true,
@@ -216,13 +223,14 @@ async function startShared(server: ServerCommand, files: SharedServerFiles, stal
     child.once("error", (error) => (exit = { code: null, error }));
     child.once("exit", (code) => (exit ??= { code }));
     child.unref();
+    pid = child.pid;
   } finally {
     fs.closeSync(errors);
   }
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const state = readServerState(files.state);
-    if (state !== undefined && !sameServer(state, stale)) return state;
+    if (state !== undefined && !sameServer(state, stale)) return { state, started: state.pid === pid };
     const ended: { code: number | null; error?: Error } | undefined = exit;
     if (ended !== undefined && ended.code !== ALREADY_RUNNING) {
       if (ended.error) throw new SharedServerError(`could not start ${server.command}: ${ended.error.message}`);

@@ -111,3 +111,42 @@ test("a run goes on through a window reload: the second connection sees it conti
     fs.rmSync(home, { recursive: true, force: true });
   }
 });
+
+test("two windows on one session: the second sees the first one's run stream and end", { skip: needsServer, timeout: 60_000 }, async () => {
+  const fake = new FakeModel(["One ", "two"]);
+  const url = await fake.start();
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), "pi-shared-two-"));
+  Object.assign(process.env, { HOME: home, PI_CODING_AGENT_DIR: path.join(home, "agent"), ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: url });
+  const files = sharedServerFiles(path.join(home, "storage"), { command: serverCommand as string, args: [] });
+  try {
+    const [a, b] = await Promise.all([openWindow(files), openWindow(files)]); // started at the same moment
+    assert.equal(a.pid, b.pid, "both windows use one server");
+    assert.equal([a.started, b.started].filter(Boolean).length, 1, "exactly one of them started it");
+    fs.mkdirSync(path.join(home, "work"));
+    const session = await a.connection.sendRequest<{ file: string }>("pi/newSession", {
+      cwd: path.join(home, "work"),
+      sessionDir: path.join(home, "sessions"),
+    });
+    await a.connection.sendRequest("pi/appendEntry", {
+      entry: { type: "message", message: { role: "user", content: "before", timestamp: Date.now() } },
+    });
+    await b.connection.sendRequest("pi/openSession", { path: session.file });
+    const other = new ChatSync((method, params) => b.connection.sendRequest(method, params));
+    await other.load();
+    b.views.push(other);
+    const prompt = a.connection.sendRequest<{ stopReason: string }>("pi/prompt", { text: "count", streamingBehavior: "steer" });
+    await fake.pausedOnce;
+    await until(() => texts(other).some(([kind, text]) => kind === "assistant" && text === "One "), "the first delta in the other window");
+    assert.equal(other.running, true);
+    fake.finish();
+    assert.equal((await prompt).stopReason, "stop");
+    await until(() => !other.running, "agent_end in the other window");
+    assert.deepEqual(texts(other), [["user", "before"], ["user", "count"], ["assistant", "One two"]]);
+    await closeWindow(a);
+    await closeWindow(b);
+  } finally {
+    await stopShared(files);
+    fake.close();
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+});

@@ -213,7 +213,7 @@ test("a server that loses the race for the lock (exit 3): the winner is connecte
   try {
     const connected = await connectShared(server, files);
     assert.equal(connected.state.pid, winner.pid);
-    assert.equal(connected.started, true); // not the server the (absent) state file named before
+    assert.equal(connected.started, false, "another window's server, not ours");
     assert.ok(fs.existsSync(`${files.state}.args`), "the loser was started and exited");
     assert.ok(await echoes(connected.socket, "b"));
     connected.socket.destroy();
