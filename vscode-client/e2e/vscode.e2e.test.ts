@@ -134,6 +134,11 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       await seeText(wb.gauge, /^pi \?%/, 15_000);
       assert.match(before, /^pi \d+%/);
       await seeText(wb.treeRows.filter({ hasText: /^compaction/ }), "compaction", 15_000);
+      // The chat shows where the compaction happened: a collapsed card whose body is the summary.
+      const card = wb.articles("compaction summary");
+      await seeText(card, /Compacted — [\d,]+ tokens summarised/, 15_000);
+      await card.locator("summary").click();
+      await seeText(card, "Try the pi extension end to end");
       await wb.screenshot("compacted");
     });
 

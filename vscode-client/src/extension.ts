@@ -49,7 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const request = <T>(method: string, params: object): Promise<T> => running().sendRequest<T>(method, params);
   const session = new PiSession(running, context.workspaceState);
   const tree = new SessionTreeProvider(() => session.tree(), request, (error) => output.appendLine(`tree refresh failed: ${String(error)}`));
-  // Restored diff tabs wait for this: the server started and the last session reopened (or not).
+  // Restored diff and System Prompt tabs wait for this: the server started and the last session reopened (or not).
   let sessionBack: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (sessionBack = resolve));
   const diffs = new DiffDocuments({ ready, sessionId: () => session.current?.sessionId, request });
@@ -84,7 +84,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("pi.compact", guarded(() => session.compact())),
     ...registerTreeCommands({ request, session, tree, revealInChat, report: reportError }),
     vscode.commands.registerCommand("pi.tree.refresh", guarded(() => tree.refresh())),
-    ...registerSessionDocuments(running, session),
+    ...registerSessionDocuments(running, session, ready),
     vscode.commands.registerCommand("pi.renameSession", guarded(() => session.rename())),
     vscode.commands.registerCommand("pi.showServerLog", () => output.show()),
     vscode.commands.registerCommand(

@@ -7,16 +7,27 @@ import { SystemPromptResult, systemPromptDocument } from "./systemPromptView";
 
 const SCHEME = "pi-system-prompt";
 
-export function registerSessionDocuments(client: () => LanguageClient, session: PiSession): vscode.Disposable[] {
+/**
+ * `ready` settles once the server has started and the window's last session is open again (or could
+ * not be): a System Prompt tab restored with the window waits for it instead of asking no server.
+ */
+export function registerSessionDocuments(client: () => LanguageClient, session: PiSession, ready: Promise<void>): vscode.Disposable[] {
   const changed = new vscode.EventEmitter<vscode.Uri>();
   const promptUri = vscode.Uri.from({ scheme: SCHEME, path: "/System Prompt.md" });
   const provider: vscode.TextDocumentContentProvider = {
     onDidChange: changed.event,
     async provideTextDocumentContent(): Promise<string> {
+      await ready;
       const cwd = session.current?.cwd ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
       const params = session.current ? {} : { cwd };
-      const prompt = await client().sendRequest<SystemPromptResult>("pi/getSystemPrompt", params);
-      return systemPromptDocument(prompt, cwd);
+      try {
+        const prompt = await client().sendRequest<SystemPromptResult>("pi/getSystemPrompt", params);
+        return systemPromptDocument(prompt, cwd);
+      } catch (error) {
+        // A tab never stays empty: it says why (no server, a server error) and pi: Show System Prompt retries.
+        const message = error instanceof Error ? error.message : String(error);
+        return `pi could not get the system prompt: ${message}\n\nRun "pi: Show System Prompt" again once the server runs.`;
+      }
     },
   };
   return [
