@@ -64,10 +64,10 @@ def js_number(value: float | int) -> str:
         value = float(value)
     if not math.isfinite(value):
         return "null"
-    return _js_float(value)
+    return js_finite_float(value)
 
 
-def _js_float(value: float) -> str:
+def js_finite_float(value: float) -> str:
     """``String(value)`` for a finite float: shortest digits, JS's fixed/exponent thresholds."""
     if value == 0:
         return "0"

@@ -32,9 +32,18 @@ def new_entry_id(existing: Container[str]) -> str:
     return str(uuid.uuid4())
 
 
+_second_text: list[tuple[int, str]] = [(-1, "")]  # the last whole second formatted (every append asks)
+
+
 def iso_now() -> str:
-    """Current UTC time like JS ``new Date().toISOString()``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"  # "+00:00" → "Z"
+    """Current UTC time like JS ``new Date().toISOString()`` (``2026-01-02T03:04:05.678Z``)."""
+    millis = time.time_ns() // 1_000_000
+    second, milli = divmod(millis, 1000)
+    cached_second, text = _second_text[0]
+    if cached_second != second:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _second_text[0] = (second, text)
+    return f"{text}.{milli:03d}Z"
 
 
 def format_iso(moment: datetime) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from pi_lsp.jscompat import js_number
+from pi_lsp.jscompat import js_finite_float
 from pi_lsp.session.deep_json import loads_deep
 
 JsonObject = dict[str, Any]
@@ -56,12 +56,17 @@ _LEAVES = frozenset({str, int, bool, type(None)})
 """Exact types that are written as they are (most values of a message): skipped without a call."""
 
 
+_INFINITIES = (float("inf"), float("-inf"))
+
+
 def _js_number_form(value: Any) -> Any:
-    """Floats written exactly as ``JSON.stringify`` writes them (``2`` for 2.0, ``0.000009``)."""
-    if type(value) in _LEAVES:
-        return value
-    if isinstance(value, dict):
-        # Only containers holding a float are copied; everything else is passed through as is.
+    """Floats written exactly as ``JSON.stringify`` writes them (``2`` for 2.0, ``0.000009``).
+
+    Only containers holding a float are copied; everything else is passed through as is. Exact
+    types are compared first (this runs on every append); subclasses take the general path.
+    """
+    kind = type(value)
+    if kind is dict:
         changed: dict[Any, Any] | None = None
         for key, item in value.items():
             if type(item) in _LEAVES:
@@ -72,7 +77,7 @@ def _js_number_form(value: Any) -> Any:
                     changed = dict(value)
                 changed[key] = form
         return value if changed is None else changed
-    if isinstance(value, list):
+    if kind is list:
         copy: list[Any] | None = None
         for index, item in enumerate(value):
             if type(item) in _LEAVES:
@@ -83,10 +88,23 @@ def _js_number_form(value: Any) -> Any:
                     copy = list(value)
                 copy[index] = form
         return value if copy is None else copy
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+    if kind is float:
+        if value != value or value in _INFINITIES:
             return None
-        return orjson.Fragment(js_number(value))
+        return orjson.Fragment(js_finite_float(value))
+    if kind in _LEAVES:
+        return value
+    return _subclass_number_form(value)
+
+
+def _subclass_number_form(value: Any) -> Any:
+    """:func:`_js_number_form` for subclasses of dict, list, tuple or float (and other values)."""
+    if isinstance(value, dict):
+        return _js_number_form(dict(value))
+    if isinstance(value, list | tuple):
+        return _js_number_form(list(value))
+    if isinstance(value, float):
+        return _js_number_form(float(value))
     return value
 
 

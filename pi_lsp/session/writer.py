@@ -108,11 +108,11 @@ def _undo_partial_append(fd: int, size: int) -> None:
             os.ftruncate(fd, size)
 
 
-def _write_at_end(fd: int, size: int, data: bytes, fsync: bool) -> AppendResult:
+def _write_at_end(fd: int, size: int, data: bytes, fsync: bool, *, terminated: bool = False) -> AppendResult:
     """``data`` after the ``size`` bytes the locked file holds, in one write that starts with a
-    newline when the last line is torn; a failed write is undone."""
+    newline when the last line is torn (``terminated``: known not to be); a failed write is undone."""
     start = size
-    if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+    if size > 0 and not terminated and os.pread(fd, 1, size - 1) != b"\n":
         data = b"\n" + data
         start += 1
     try:
@@ -151,7 +151,7 @@ class HeldAppend:
     opened for every append. The descriptor is closed by :meth:`close` or when this is collected.
     """
 
-    __slots__ = ("__weakref__", "_close", "device", "fd", "inode", "path")
+    __slots__ = ("__weakref__", "_close", "_our_end", "device", "fd", "inode", "path")
 
     def __init__(self, path: str, inode: int) -> None:
         try:
@@ -172,6 +172,7 @@ class HeldAppend:
         self.inode = inode
         self.device = info.st_dev
         self.fd = fd
+        self._our_end = -1  # where our last write ended (on the newline we wrote), -1 before one
         self._close = weakref.finalize(self, os.close, fd)
 
     def close(self) -> None:
@@ -183,10 +184,17 @@ class HeldAppend:
         assert data.endswith(b"\n")
         fd, path = self.fd, self.path
         try:
-            _lock_within(fd, path, LOCK_TIMEOUT)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # uncontended: the usual case
+            except BlockingIOError:
+                _lock_within(fd, path, LOCK_TIMEOUT)
             try:
                 size = self._size_if_ours(known, header_offset, header)
-                return _write_at_end(fd, size, data, fsync)
+                # Nothing came after our own last line (same inode, same size): it ends with the
+                # newline we wrote, so the torn-line check has nothing to read.
+                result = _write_at_end(fd, size, data, fsync, terminated=size == self._our_end)
+                self._our_end = result.end
+                return result
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError as error:
