@@ -47,7 +47,7 @@ async def clear_queue(ctx: Context, p: Params) -> Any:
 
 
 async def get_run_state(ctx: Context, p: Params) -> Any:
-    return ctx.service.runs.run_state(ctx.client, p.session())
+    return await ctx.service.runs.run_state(ctx.client, p.session())
 
 
 async def list_models(ctx: Context, p: Params) -> Any:

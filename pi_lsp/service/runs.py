@@ -71,6 +71,8 @@ NO_KEY = (
     " (or log in with pi so that its auth.json holds a key); nothing was written"
 )
 STREAMING_BEHAVIORS = ("steer", "followUp")
+FINISHING_WAIT = 0.5
+"""Seconds ``pi/getRunState`` waits for a run between its ``agent_end`` and its real end."""
 DEFAULT_QUEUE_MODES = ("one-at-a-time", "one-at-a-time")
 
 
@@ -87,6 +89,7 @@ class ChatState:
     allow: AllowList = field(default_factory=AllowList)
     approvals: dict[str, dict[str, Any]] = field(default_factory=dict)
     entry_of: dict[int, str] = field(default_factory=dict)
+    last_event: str | None = None  # the type of the last pi/event sent
 
 
 @dataclass
@@ -199,6 +202,7 @@ class RunService:
         """``pi/event`` to every client holding the session; a failing client never stops the run."""
         chat = self.chat(session)
         chat.seq += 1
+        chat.last_event = event.get("type")
         params = {"sessionId": session.id, "seq": chat.seq, "event": event}
         self.host.broadcast(session, "pi/event", params)
 
@@ -518,9 +522,15 @@ class RunService:
         steering, follow_up = self.chat(session).queues.clear()
         return {"steering": steering, "followUp": follow_up}
 
-    def run_state(self, client: Client, session_id: str | None) -> dict[str, Any]:
+    async def run_state(self, client: Client, session_id: str | None) -> dict[str, Any]:
         session = self.host.registry.resolve(client, session_id)
         chat = self.chat(session)
+        task = chat.task
+        if task is not None and chat.last_event == "agent_end":
+            # After agent_end the run only looks at compaction and the queues: an editor asking
+            # right then (it redraws on agent_end) would see running: true and no event after
+            # to end it. Wait for that last step (it is short, or it emits compaction_start).
+            await asyncio.wait({task}, timeout=FINISHING_WAIT)
         state: dict[str, Any] = {"running": chat.runner is not None, "seq": chat.seq}
         live = chat.runner.snapshot() if chat.runner is not None else {"tools": []}
         if "partial" in live:

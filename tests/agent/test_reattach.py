@@ -92,6 +92,8 @@ async def test_a_reattaching_client_answers_the_approval_the_closed_one_was_aske
         [asked] = second.approval_requests  # asked again, of the new connection
         assert asked["toolName"] == "bash" and asked["sessionId"] == state["sessionId"]
         assert marker.exists()
+        # agent_end comes before the run's last step (pi's compaction check); asked right then,
+        # the server answers once that step is done, so the editor does not show a run forever.
         run_state = await second.rpc.request("pi/getRunState", {})
         assert run_state["running"] is False and run_state["pendingApprovals"] == []
         messages = world.messages()

@@ -480,12 +480,12 @@ async def test_runs_honour_thinking_budgets_and_block_images() -> None:
 
 
 async def test_close_session_aborts_the_run_waits_for_it_then_closes() -> None:
-    async for chat in open_chat([bash_turn("sleep 30.5"), text_turn("never")], options={"approval": "auto"}):
+    async for chat in open_chat([bash_turn("sleep 30.6"), text_turn("never")], options={"approval": "auto"}):
         running = asyncio.ensure_future(chat.prompt("start"))
         await chat.client.wait_event(lambda e: e["type"] == "tool_execution_update")
         assert await asyncio.wait_for(chat.client.rpc.request("pi/closeSession", {}), 20) == {}
         assert (await asyncio.wait_for(running, 10))["stopReason"] == "aborted"
-        assert await no_process_left("sleep 30.5")
+        assert await no_process_left("sleep 30.6")
         session_id = chat.client.events[0]["sessionId"]
         assert "agent_end" in [e["event"]["type"] for e in chat.client.events]
         messages = chat.messages()
