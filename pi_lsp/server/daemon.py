@@ -17,12 +17,12 @@ import json
 import logging
 import os
 import signal
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pi_lsp import __version__
+from pi_lsp.atomic_file import replace_atomically
 
 log = logging.getLogger(__name__)
 
@@ -57,17 +57,7 @@ class StateFile:
     def publish(self, scheme: str, address: str, token: str) -> None:
         """Write the file editors connect by (``{"tcp": "HOST:PORT", …}``); readable by this user only."""
         record = {"pid": os.getpid(), scheme: address, "token": token, "version": __version__}
-        fd, temp = tempfile.mkstemp(prefix=".state-", dir=self.path.parent)  # created 0600
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(record, out)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        replace_atomically(self.path, json.dumps(record).encode(), fsync=True)  # made 0600
 
     def read_pid(self) -> int | None:
         try:

@@ -72,6 +72,10 @@ class Approvers:
         gone = starter.leaving or starter not in self.registry.clients
         return self.wait_limit > 0 and gone
 
+    def can_ask(self, session_id: str, starter: Client) -> bool:
+        """Whether a question could be answered now or, for a run outliving its starter, later."""
+        return self.choose(session_id, starter, set()) is not None or self.may_wait(starter)
+
     async def ask(
         self, session_id: str, starter: Client, request: dict[str, Any], abort: asyncio.Event
     ) -> Answer | None:

@@ -460,7 +460,7 @@ class RunService:
         outside = target is not None and is_outside(target, roots)
         if not needs_approval(settings.approval, name, outside) or chat.allow.covers(name, args):
             return None
-        if self.approvers.choose(session.id, client, set()) is None and not self.approvers.may_wait(client):
+        if not self.approvers.can_ask(session.id, client):  # no approval_request nobody can answer
             return NO_CAPABILITY.format(tool=name)
         preview: dict[str, Any] = {}
         try:

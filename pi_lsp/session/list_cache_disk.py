@@ -18,7 +18,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 import orjson
 
 from pi_lsp.agent_dir import agent_dir
+from pi_lsp.atomic_file import TEMP_SUFFIX, replace_atomically
 from pi_lsp.regular_files import open_regular
 from pi_lsp.session.list_cache import CachedFile
 from pi_lsp.session.listing import NOT_SESSION, PENDING, SESSION, InfoScan
@@ -276,28 +276,19 @@ class DiskStore:
             position += len(cached.scan.text)
         document = {"format": FORMAT, "version": VERSION, "directory": directory, "files": rows}
         target = cache_file(self.cache_dir, directory)
-        temp: str | None = None
         try:
             data = _encode(document) + b"\n" + b"".join(texts)
             self.cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            handle, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=self.cache_dir)
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temp, target)
-            temp = None
+            replace_atomically(target, data)
         except (OSError, TypeError, ValueError) as error:
             log.info("session-list cache for %s not saved: %s", directory, error)
-        finally:
-            if temp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
         self._remove_stale_temps()
 
     def _remove_stale_temps(self) -> None:
         cutoff = time.time() - STALE_TEMP_SECONDS
         with contextlib.suppress(OSError), os.scandir(self.cache_dir) as entries:
             for entry in entries:
-                if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                if entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX):
                     with contextlib.suppress(OSError):
                         if entry.stat(follow_symlinks=False).st_mtime < cutoff:
                             os.unlink(entry.path)
