@@ -1,7 +1,8 @@
 """pi's typed append methods, each building the fields of one entry type in pi's key order.
 
 Kept apart from :mod:`pi_lsp.session.store` so the store holds persistence and the tree, and this
-holds the per-type vocabulary. The store supplies ``_append`` (ids, parent, timestamp, writing),
+holds the per-type vocabulary. The store supplies ``_append`` (ids, parent, timestamp, writing)
+and ``_append_message`` (the same for messages, the most frequent),
 ``index`` and ``leaf_id``.
 """
 
@@ -26,9 +27,12 @@ class AppendMethods:
     def _append(self, fields: Entry) -> str:
         raise NotImplementedError
 
+    def _append_message(self, message: Entry) -> str:
+        raise NotImplementedError
+
     def append_message(self, message: dict[str, Any]) -> str:
         validate.require_object(message, "message")
-        return self._append({"type": "message", "message": message})
+        return self._append_message(message)
 
     def append_thinking_level_change(self, thinking_level: str) -> str:
         return self._append({"type": "thinking_level_change", "thinkingLevel": thinking_level})

@@ -26,10 +26,29 @@ def new_session_id() -> str:
 def new_entry_id(existing: Container[str]) -> str:
     """First 8 hex characters of a random UUID not in ``existing``; a full UUID after 100 collisions."""
     for _ in range(ID_ATTEMPTS):
-        candidate = os.urandom(4).hex()  # what a UUIDv4's first 8 hex digits are: 32 random bits
+        candidate = _random_hex8()  # what a UUIDv4's first 8 hex digits are: 32 random bits
         if candidate not in existing:
             return candidate
     return str(uuid.uuid4())
+
+
+_POOL_IDS = 256
+_pool: list[str] = []
+"""Random 8-hex strings drawn from the OS a block at a time (one ``getrandom`` per 256 entry ids
+rather than per id, as Node's ``randomUUID`` buffers). ``list.pop`` hands each to one caller even
+across threads; a forked child empties its copy so it never repeats its parent's ids."""
+
+
+def _random_hex8() -> str:
+    while True:
+        try:
+            return _pool.pop()
+        except IndexError:
+            block = os.urandom(4 * _POOL_IDS).hex()
+            _pool.extend([block[start : start + 8] for start in range(0, len(block), 8)])
+
+
+os.register_at_fork(after_in_child=_pool.clear)
 
 
 _second_text: list[tuple[int, str]] = [(-1, "")]  # the last whole second formatted (every append asks)

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from pi_lsp.session.jsonl import loads_line
+from pi_lsp.session.jsonl import dumps_kept, loads_line
 
 PREVIEW_CHARS = 120
 _CANONICAL_MESSAGE_KEYS = ("type", "id", "parentId", "timestamp", "message")
@@ -121,7 +121,9 @@ class EntryRecord:
         "type",
     )
 
-    def __init__(self, obj: dict[str, Any], raw: bytes, line: int) -> None:
+    def __init__(self, obj: dict[str, Any], raw: bytes, line: int, message_head: bytes | None = None) -> None:
+        """``message_head``: given for a canonical message line we are writing, ``raw`` is only its
+        message's JSON and the line is ``message_head + raw + b"}"`` (no search of the line)."""
         self._head: bytes | None = None
         self._body: bytes = raw
         self._preview: str | EllipsisType | None = ...
@@ -151,7 +153,10 @@ class EntryRecord:
                 if self.role == "assistant":
                     self.provider = _shared(message.get("provider"))
                     self.model = _shared(message.get("model"))
-                if (
+                if message_head is not None:
+                    self._head = message_head
+                    self.message_start = len(message_head)
+                elif (
                     tuple(obj) == _CANONICAL_MESSAGE_KEYS
                     and (entry_id is None or isinstance(entry_id, str))
                     and (parent is None or isinstance(parent, str))
@@ -170,6 +175,18 @@ class EntryRecord:
         elif self.type == "model_change":
             self.provider = obj.get("provider")
             self.model = obj.get("modelId")
+
+    @classmethod
+    def new_message(
+        cls, entry_id: str, parent_id: str | None, timestamp: str, message: dict[str, Any]
+    ) -> EntryRecord:
+        """The record of a message entry we write, in pi's key order: its line is the head written
+        around the message's JSON, the same bytes as serialising the whole entry."""
+        entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent_id}
+        entry["timestamp"] = timestamp
+        head = orjson.dumps(entry)[:-1] + _MESSAGE_KEY
+        entry["message"] = message
+        return cls(entry, dumps_kept(message), 0, head)
 
     def _locate_message(self, raw: bytes) -> None:
         position = raw.find(_MESSAGE_KEY)
@@ -195,6 +212,13 @@ class EntryRecord:
     def raw(self, value: bytes) -> None:
         self._head = None
         self._body = value
+
+    def raw_line(self) -> bytes:
+        """:attr:`raw` with its LF, in one copy."""
+        head = self._head
+        if head is None:
+            return self._body + b"\n"
+        return b"".join((head, self._body, b"}\n"))
 
     @property
     def preview(self) -> str | None:

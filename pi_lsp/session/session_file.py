@@ -112,9 +112,9 @@ class SessionFile:
         self.header_offset = result.start
         self.header_raw = lines[0]
 
-    def append_line(self, raw: bytes) -> int:
-        """Append one line; its line number, or 0 when other writers' lines came since our last
-        read (they are read, and numbered, by :meth:`read_appended`)."""
+    def append_line(self, line: bytes) -> int:
+        """Append one LF-terminated line; its line number, or 0 when other writers' lines came since
+        our last read (they are read, and numbered, by :meth:`read_appended`)."""
         assert self.path is not None and self.flushed and self.inode is not None
         if self.detached is not None:
             raise self.detached
@@ -123,7 +123,6 @@ class SessionFile:
             self.close()
             held = self._held = HeldAppend(self.path, self.inode)
         try:
-            line = raw + b"\n"
             result = held.append(line, self.read_offset, self.header_offset, self.header_raw, self.fsync)
         except FileChangedError:
             self.close()  # the recovery binds to whatever the path holds now

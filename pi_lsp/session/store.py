@@ -24,7 +24,7 @@ from pi_lsp.session.errors import (
 )
 from pi_lsp.session.ids import iso_now, new_entry_id, new_session_id
 from pi_lsp.session.index import SessionIndex, TreeNode
-from pi_lsp.session.jsonl import dumps_compact
+from pi_lsp.session.jsonl import dumps_compact, dumps_kept
 from pi_lsp.session.leaf_state import LeafStore
 from pi_lsp.session.loader import ReadResult, diagnostic, read_lines
 from pi_lsp.session.migrations import CURRENT_SESSION_VERSION, header_version, migrate_entries
@@ -374,11 +374,20 @@ class SessionManager(AppendMethods):
     def _append(self, fields: Entry) -> str:
         entry_id = new_entry_id(self.index.by_id)
         entry = _in_pi_order(fields, entry_id, self.leaf_id, iso_now())
-        raw = dumps_compact(entry)
-        record = EntryRecord(entry, raw, 0)
+        return self._add_new(EntryRecord(entry, dumps_kept(entry), 0))
+
+    def _append_message(self, message: Entry) -> str:
+        """:meth:`_append` of a message (the most frequent append), without a search of its line."""
+        entry_id = new_entry_id(self.index.by_id)
+        return self._add_new(EntryRecord.new_message(entry_id, self.leaf_id, iso_now(), message))
+
+    def _add_new(self, record: EntryRecord) -> str:
+        """Write a record of ours (a new child of the leaf) and make it the leaf."""
+        entry_id = record.id
+        assert entry_id is not None
         self._persist(record)  # may reload a file another program rewrote: the view is read after
         view_leaf = self._view_appends[-1].id if self._view_appends else self._view.leaf_id
-        extends_view = view_leaf == entry["parentId"] and entry["parentId"] is not None
+        extends_view = view_leaf == record.parent_id and record.parent_id is not None
         self.index.add(record)
         self.leaf_id = entry_id
         if self._leaf_saved and self.leaf_store is not None:
@@ -388,7 +397,7 @@ class SessionManager(AppendMethods):
             self._view_appends.append(record)
         else:
             self._view_appends = []
-            if entry["parentId"] is None:
+            if record.parent_id is None:
                 self._view = build_view([record])
         return entry_id
 
@@ -397,7 +406,7 @@ class SessionManager(AppendMethods):
             return
         if self.file.flushed:
             try:
-                record.line = self.file.append_line(record.raw)
+                record.line = self.file.append_line(record.raw_line())
             except FileChangedError:
                 record.line = self._recover_file(record)
             return
@@ -426,19 +435,24 @@ class SessionManager(AppendMethods):
             for number, held in enumerate(self.index.records, start=2):
                 held.line = number
             what = "deleted" if state is OnDisk.MISSING else "emptied"
-            self.diagnostics.append(diagnostic(
-                "warning",
-                f"the session file was {what} by another program; it was written again with the header"
-                f" and all {len(self.index.records)} entries this session holds",
-            ))
+            self.diagnostics.append(
+                diagnostic(
+                    "warning",
+                    f"the session file was {what} by another program; it was written again with the header"
+                    f" and all {len(self.index.records)} entries this session holds",
+                )
+            )
             self._file_event = "rewritten"
             return len(lines) + 1
         if state is OnDisk.SAME_SESSION:
             self._reload(Path(path))
             if record.parent_id is None or record.parent_id in self.index.by_id:
-                return self.file.append_line(record.raw)
-            raise self.file.detach(REPLACED, f"{path} was rewritten by another program without the entry"
-                                   f" {record.parent_id} this one continues; nothing was written")
+                return self.file.append_line(record.raw_line())
+            raise self.file.detach(
+                REPLACED,
+                f"{path} was rewritten by another program without the entry"
+                f" {record.parent_id} this one continues; nothing was written",
+            )
         raise self.file.detach(
             REPLACED,
             f"{path} now holds another session (or something that is not this session); it is left"
@@ -466,8 +480,11 @@ class SessionManager(AppendMethods):
             if state is OnDisk.SAME_SESSION:
                 return self._reload(Path(str(replaced)))
             if state is OnDisk.OTHER:
-                self.file.detach(REPLACED, f"{replaced} now holds another session (or something that is"
-                                 " not this session); nothing more is written through this session")
+                self.file.detach(
+                    REPLACED,
+                    f"{replaced} now holds another session (or something that is"
+                    " not this session); nothing more is written through this session",
+                )
                 self.diagnostics.append(diagnostic("warning", str(self.file.detached)))
             return []  # deleted or emptied: the next write puts the whole session back
         if read is None:

@@ -42,6 +42,7 @@ class FileChangedError(Exception):
 # How long a write waits for another writer's lock on the file (a healthy append holds it for
 # microseconds; a writer that hung while holding it must not hold our worker for good).
 LOCK_TIMEOUT = 10.0
+_LOCK_NOW = fcntl.LOCK_EX | fcntl.LOCK_NB
 
 
 def _lock_within(fd: int, path: Path | str, timeout: float) -> None:
@@ -50,7 +51,7 @@ def _lock_within(fd: int, path: Path | str, timeout: float) -> None:
     pause = 0.001
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, _LOCK_NOW)
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
@@ -180,16 +181,28 @@ class HeldAppend:
 
     def append(self, data: bytes, known: int, header_offset: int, header: bytes, fsync: bool) -> AppendResult:
         """Append complete LF-terminated lines in one write if the file is still the one we wrote:
-        at least ``known`` bytes long, with our ``header`` line at ``header_offset``."""
-        assert data.endswith(b"\n")
+        at least ``known`` bytes long, with our ``header`` line at ``header_offset``.
+
+        Kept flat (one call for the checks and the write) because every append runs it."""
         fd, path = self.fd, self.path
         try:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # uncontended: the usual case
+                fcntl.flock(fd, _LOCK_NOW)  # uncontended: the usual case
             except BlockingIOError:
                 _lock_within(fd, path, LOCK_TIMEOUT)
             try:
-                size = self._size_if_ours(known, header_offset, header)
+                try:
+                    now = os.stat(path)  # the path, not the descriptor: was it deleted, moved, replaced?
+                except FileNotFoundError:
+                    raise FileChangedError(f"{path} was deleted") from None
+                size = now.st_size
+                if (
+                    now.st_ino != self.inode
+                    or now.st_dev != self.device
+                    or size < known
+                    or os.pread(fd, len(header), header_offset) != header
+                ):
+                    raise FileChangedError(f"{path} is not the file this session wrote any more")
                 # Nothing came after our own last line (same inode, same size): it ends with the
                 # newline we wrote, so the torn-line check has nothing to read.
                 result = _write_at_end(fd, size, data, fsync, terminated=size == self._our_end)
@@ -199,21 +212,6 @@ class HeldAppend:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError as error:
             raise with_path(error, path) from None
-
-    def _size_if_ours(self, known: int, header_offset: int, header: bytes) -> int:
-        """The file's size, checked under the lock to be the file we wrote; else FileChangedError."""
-        try:
-            now = os.stat(self.path)  # the path, not the descriptor: was it deleted, moved, replaced?
-        except FileNotFoundError:
-            raise FileChangedError(f"{self.path} was deleted") from None
-        if (
-            now.st_ino != self.inode
-            or now.st_dev != self.device
-            or now.st_size < known
-            or os.pread(self.fd, len(header), header_offset) != header
-        ):
-            raise FileChangedError(f"{self.path} is not the file this session wrote any more")
-        return now.st_size
 
 
 def atomic_replace(path: Path, data: bytes, *, expect_size: int | None = None) -> None:

@@ -42,3 +42,36 @@ def test_entry_ids_are_8_hex_and_avoid_the_existing() -> None:
     taken = {ids.new_entry_id(()) for _ in range(200)}
     assert all(re.fullmatch(r"[0-9a-f]{8}", entry_id) for entry_id in taken)
     assert ids.new_entry_id(taken) not in taken
+
+
+def test_entry_ids_are_not_repeated_across_refills_threads_or_forks() -> None:
+    """Ids come from a pool of OS randomness: each is handed out once, and a forked child draws
+    its own instead of repeating the ids its parent was about to use."""
+    import os
+    import threading
+
+    drawn: list[str] = []
+
+    def draw() -> None:
+        drawn.extend(ids.new_entry_id(()) for _ in range(3000))
+
+    threads = [threading.Thread(target=draw) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(drawn) == 12000
+    # 12,000 draws of 32 random bits: a repeat has odds of about 1 in 60,000 unless one is handed
+    # out twice, which would give thousands
+    assert len(set(drawn)) >= len(drawn) - 1
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(write, "".join(ids.new_entry_id(()) for _ in range(20)).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read, "rb") as pipe:
+        child = pipe.read().decode()
+    parent = "".join(ids.new_entry_id(()) for _ in range(20))
+    assert len(child) == 160 and child != parent

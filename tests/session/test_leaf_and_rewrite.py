@@ -25,7 +25,7 @@ from pi_lsp.jscompat import js_number
 from pi_lsp.session import InvalidSessionFileError, SessionFileConflictError, SessionManager
 from pi_lsp.session import store as store_module
 from pi_lsp.session import writer as writer_module
-from pi_lsp.session.jsonl import dumps_compact
+from pi_lsp.session.jsonl import dumps_compact, loads_line
 from tests.oracle import FIXTURES, PI_FIXTURES, PiOracle
 from tests.session.helpers import assistant_msg, file_lines, read_objects, user_msg, write_jsonl
 
@@ -380,6 +380,54 @@ def test_new_lines_are_compact_utf8_like_json_stringify(session_dir: Path) -> No
         SessionManager.open(Path(manager.session_file or "")).get_entries()[-1]["data"]["s"]
         == "bad \ud800 surrogate"
     )
+
+
+def test_message_lines_are_the_whole_entry_serialised(session_dir: Path) -> None:
+    """Messages are written as a head around the message's JSON (store._append_message): the same
+    bytes as serialising the whole entry, also after a parent id that needs escaping, and the
+    record hands out the message's bytes as they are in the line."""
+    odd_parent = 'p"\\é\u2028'
+    path = write_jsonl(
+        session_dir / "odd.jsonl",
+        [
+            {
+                "type": "session",
+                "version": 3,
+                "id": "s-odd",
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "cwd": "/p",
+            },
+            {
+                "type": "message",
+                "id": odd_parent,
+                "parentId": None,
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": user_msg("first", 1),
+            },
+        ],
+    )
+    manager = SessionManager.open(path)
+    messages = [
+        assistant_msg("a é 🚀 \u2028 </script>", timestamp=2),
+        {"role": "user", "content": [{"type": "text", "text": "x"}], "timestamp": 3.0, "n": [2.0, 1e-6, 0.5]},
+        {"role": "user", "content": "bad \ud800 surrogate", "timestamp": 4},
+    ]
+    for message in messages:
+        manager.append_message(message)
+    lines = file_lines(path)[-3:]
+    for line, message in zip(lines, messages, strict=True):
+        entry = loads_line(line)  # the standard library's reader for the lone surrogate
+        assert list(entry) == ["type", "id", "parentId", "timestamp", "message"]
+        whole = dumps_compact({**entry, "message": message})
+        if "\ud800" not in str(message):
+            assert line == whole
+        record = manager.index.by_id[entry["id"]]
+        assert record.raw == line and record.message_json() == dumps_compact(message)
+    assert orjson.loads(lines[0])["parentId"] == odd_parent
+    assert b'"timestamp":3,"n":[2,0.000001,0.5]}}' in lines[1]
+    reopened = SessionManager.open(path)
+    assert reopened.get_entries() == manager.get_entries()
+    assert reopened.get_entries()[-1]["message"]["content"] == "bad \ud800 surrogate"
 
 
 @pytest.mark.oracle
