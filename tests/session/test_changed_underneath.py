@@ -142,6 +142,22 @@ def test_every_acknowledged_entry_is_loadable_by_pi_or_refused(
         assert pi_ids[-1] == entry_id
 
 
+def test_a_header_overwritten_in_place_to_the_same_length_is_noticed(tmp_path: Path) -> None:
+    """The file has exactly the length our last append left, yet its header is not ours any more:
+    the next append is refused (the size alone would say the file is as we left it)."""
+    manager = _flushed(tmp_path)
+    manager.append_message(_user("through the held descriptor"))
+    path = Path(manager.session_file or "")
+    size = path.stat().st_size
+    _header_in_place(path, 0)
+    assert path.stat().st_size == size
+    theirs = path.read_bytes()
+    with pytest.raises(FileProblem) as info:
+        manager.append_message(_user("mine"))
+    assert info.value.reason == REPLACED
+    assert path.read_bytes() == theirs
+
+
 def test_deleted_file_is_written_again_with_every_entry(tmp_path: Path, pi_oracle: PiOracle) -> None:
     manager = _flushed(tmp_path)
     path = Path(manager.session_file or "")
