@@ -142,6 +142,22 @@ def append_lines(
         return _write_at_end(fd, size, data, fsync)
 
 
+_NOATIME = getattr(os, "O_NOATIME", 0)
+
+
+def _open_without_atime(path: str, flags: int) -> int:
+    """``os.open`` asking that our reads leave the access time alone: the header check of every
+    append is a read, and after a write (with ``relatime``) each such read would update the access
+    time, dirtying the inode again (measured 1.5 µs a read, 0.66 µs without). The kernel allows
+    this only to the file's owner; for anyone else the file is opened as usual."""
+    if _NOATIME:
+        try:
+            return os.open(path, flags | _NOATIME)
+        except PermissionError:
+            pass
+    return os.open(path, flags)
+
+
 class HeldAppend:
     """An ``O_APPEND`` descriptor of one session file, kept open between appends.
 
@@ -156,7 +172,7 @@ class HeldAppend:
 
     def __init__(self, path: str, inode: int) -> None:
         try:
-            fd = os.open(path, _APPEND_FLAGS)
+            fd = _open_without_atime(path, _APPEND_FLAGS)
         except FileNotFoundError:
             raise FileChangedError(f"{path} was deleted") from None
         except OSError as error:

@@ -314,3 +314,46 @@ def test_refresh_picks_up_external_appends_and_follows_the_leaf(session_dir: Pat
     os.replace(replacement, path)
     assert ours.refresh() == ["ext00001"]
     assert ours.leaf_id == mine
+
+
+NOATIME = pytest.mark.skipif(not hasattr(os, "O_NOATIME"), reason="O_NOATIME is Linux's")
+
+
+@NOATIME
+def test_appends_leave_the_access_time_alone(session_dir: Path) -> None:
+    """The header check of each append reads the file; that read must not update the access time
+    (with ``relatime`` it would, after every write, and dirty the inode once more per append)."""
+    manager = SessionManager.create("/proj", session_dir)
+    manager.append_message(user_msg("q", 1))
+    manager.append_message(assistant_msg("a", timestamp=2))
+    path = Path(manager.session_file or "")
+    os.utime(path, ns=(1_000_000_000, time.time_ns()))  # an access time older than the last write
+    for number in range(3):
+        manager.append_message(user_msg(f"more {number}", 3 + number))
+    assert path.stat().st_atime_ns == 1_000_000_000
+
+
+@NOATIME
+def test_appends_work_where_the_kernel_refuses_o_noatime(
+    session_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a file's owner may open it with O_NOATIME; anyone else gets it opened as usual."""
+    from pi_lsp.session import writer
+
+    real_open = os.open
+    refused: list[str] = []
+
+    def owner_only(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & writer._NOATIME:
+            refused.append(str(path))
+            raise PermissionError(1, "Operation not permitted", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(writer.os, "open", owner_only)
+    manager = SessionManager.create("/proj", session_dir)
+    manager.append_message(user_msg("q", 1))
+    manager.append_message(assistant_msg("a", timestamp=2))
+    manager.append_message(user_msg("again", 3))
+    path = Path(manager.session_file or "")
+    assert refused == [str(path)]
+    assert [entry["message"]["timestamp"] for entry in SessionManager.open(path).get_entries()] == [1, 2, 3]
