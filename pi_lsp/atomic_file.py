@@ -16,15 +16,30 @@ from pathlib import Path
 TEMP_SUFFIX = ".tmp"
 
 
-def replace_atomically(target: Path, data: bytes, *, fsync: bool = False) -> None:
-    """Put ``data`` at ``target`` in one rename; raises OSError with nothing left behind."""
-    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
+class TempFileError(OSError):
+    """The temp file could not be made in the target's folder (nothing was written)."""
+
+
+def replace_atomically(
+    target: Path, data: bytes, *, fsync: bool = False, mode: int | None = None, suffix: str = TEMP_SUFFIX
+) -> None:
+    """Put ``data`` at ``target`` in one rename; raises OSError with nothing left behind.
+
+    ``mode``: the permission bits the file gets (else the temp file's 0600). A failure to make the
+    temp file is a :class:`TempFileError`, so callers can word it as a failure to open the target.
+    """
+    try:
+        handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    except OSError as error:
+        raise TempFileError(error.errno, error.strerror, error.filename) from error
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
             if fsync:
                 out.flush()
                 os.fsync(out.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
         os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(OSError):

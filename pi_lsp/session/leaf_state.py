@@ -10,13 +10,13 @@ session file itself stays byte-for-byte what pi expects.
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from pi_lsp.agent_dir import agent_dir
+from pi_lsp.atomic_file import replace_atomically
 from pi_lsp.regular_files import open_regular
 
 MAX_SIDE_FILE_BYTES = 64 * 1024  # a side file is one small JSON object
@@ -41,9 +41,7 @@ class LeafStore:
         target = self._path(session_id)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            temp = target.with_suffix(f".{os.getpid()}.tmp")
-            temp.write_bytes(data)
-            os.replace(temp, target)
+            replace_atomically(target, data)
         except OSError:
             pass  # best effort: losing the side file only means reopening at the last line
 

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 from pathlib import Path
 
+import pytest
+
+from pi_lsp import atomic_file
 from pi_lsp.agent.tools import ToolContext, create_tools
+from pi_lsp.agent.tools.base import ToolError
+from pi_lsp.agent.tools.files import replace_file
 from pi_lsp.agent.tools.mutation_queue import file_mutation, pending_files
 
 
@@ -67,3 +73,24 @@ async def test_write_keeps_mode_and_symlink(tmp_path: Path) -> None:
     assert (tmp_path / "alias").is_symlink() and target.read_text() == "new"
     assert target.stat().st_mode & 0o777 == 0o751
     assert sorted(p.name for p in tmp_path.iterdir()) == ["alias", "script.sh"]
+
+
+def test_replace_file_words_failures_as_node_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No temp file can be made (the folder is missing): node's ``open`` failure; the write itself
+    fails (disk full): a ``write`` failure, and no temp file is left behind."""
+    missing = tmp_path / "gone" / "a.txt"
+    with pytest.raises(ToolError) as opened:
+        replace_file(str(missing), b"x")
+    assert str(opened.value) == f"ENOENT: no such file or directory, open '{missing}'"
+
+    target = tmp_path / "a.txt"
+    target.write_text("old")
+
+    def disk_full(*_args: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic_file.os, "replace", disk_full)
+    with pytest.raises(ToolError) as wrote:
+        replace_file(str(target), b"new")
+    assert str(wrote.value) == f"ENOSPC: no space left on device, write '{target}'"
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["a.txt"]

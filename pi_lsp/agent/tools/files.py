@@ -7,12 +7,12 @@ the file keeps its permission bits, and a symlink keeps pointing at the file it 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import tempfile
+from pathlib import Path
 
 from pi_lsp.agent.tools.base import ToolError
+from pi_lsp.atomic_file import TempFileError, replace_atomically
 from pi_lsp.jscompat import node_error_message as node_message
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -63,21 +63,11 @@ def replace_file(path: str, data: bytes) -> None:
         raise ToolError(node_message(exc, "open", path)) from exc
     if os.path.exists(target) and not os.access(target, os.W_OK):
         raise ToolError(f"EACCES: permission denied, open '{path}'")
-    directory = os.path.dirname(target)
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".pi-tmp", dir=directory)
-    except OSError as exc:
+        replace_atomically(Path(target), data, fsync=True, mode=mode, suffix=".pi-tmp")
+    except TempFileError as exc:
         raise ToolError(node_message(exc, "open", path)) from exc
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
         raise ToolError(node_message(exc, "write", path)) from exc
 
 
