@@ -115,6 +115,8 @@ def record_fields(record: EntryRecord, label: str | None) -> dict[str, Any]:
         fields["role"] = record.role
     if record.preview is not None:
         fields["preview"] = record.preview
+    if record.no_text:
+        fields["noText"] = True
     if label is not None:
         fields["label"] = label
     return fields

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from pi_lsp.jscompat import js_trim
 from pi_lsp.session.jsonl import dumps_kept, loads_line
 
 PREVIEW_CHARS = 120
@@ -71,6 +72,26 @@ def _preview(obj: dict[str, Any]) -> str | None:
     return _normalized_head(text)
 
 
+def _left_out_by_pi_tree(message: Any) -> bool:
+    """pi's tree view: an assistant message without non-blank text is left out, unless it stopped
+    on something other than ``stop`` or ``toolUse`` (an error, an abort, the length limit)."""
+    if not isinstance(message, dict):
+        return False
+    stop = message.get("stopReason")
+    if stop and stop not in ("stop", "toolUse"):
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return not js_trim(content)
+    if isinstance(content, list):
+        return not any(
+            isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+            and js_trim(block["text"])
+            for block in content
+        )
+    return True
+
+
 def _normalized_head(text: str) -> str:
     """``" ".join(text.split())[:PREVIEW_CHARS]`` without splitting all of a long text.
 
@@ -103,6 +124,7 @@ class EntryRecord:
     __slots__ = (
         "_body",
         "_head",
+        "_no_text",
         "_preview",
         "chain",
         "first_kept",
@@ -127,6 +149,7 @@ class EntryRecord:
         self._head: bytes | None = None
         self._body: bytes = raw
         self._preview: str | EllipsisType | None = ...
+        self._no_text = False
         self.line = line
         entry_id = obj.get("id")
         self.id: str | None = entry_id if isinstance(entry_id, str) else None
@@ -226,15 +249,21 @@ class EntryRecord:
         value = self._preview
         if value is ...:
             if self._head is not None:  # a canonical message line: only the message matters
-                value = _preview({"type": "message", "message": self.message()})
+                obj: dict[str, Any] = {"type": "message", "message": self.message()}
             else:
-                value = _preview(self.entry())
-            self._preview = value
+                obj = self.entry()
+            value = self._preview = _preview(obj)
+            if self.role == "assistant":
+                self._no_text = _left_out_by_pi_tree(obj.get("message"))
         return value
 
-    @preview.setter
-    def preview(self, value: str | None) -> None:
-        self._preview = value
+    @property
+    def no_text(self) -> bool:
+        """An assistant message with no text (only tool calls or thinking) that did not stop on an
+        error: pi's tree view leaves it out unless it is the leaf. Found with the preview."""
+        if self._preview is ...:
+            _ = self.preview
+        return self._no_text
 
     def entry(self) -> dict[str, Any]:
         """The entry as a fresh dict (callers may mutate it)."""

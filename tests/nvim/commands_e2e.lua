@@ -168,9 +168,20 @@ local ok, err = pcall(function()
       type = "message", id = "e0e0e0e0", parentId = first_reply, timestamp = "2026-01-01T00:00:00.000Z",
       message = { role = "user", content = { { type = "text", text = "branch from elsewhere" } }, timestamp = 1767225600000 },
     }) .. "\n")
+    -- a reply that only calls a tool, and the tool's result: pi's tree leaves the reply out
+    f:write(encode({
+      type = "message", id = "e1e1e1e1", parentId = "e0e0e0e0", timestamp = "2026-01-01T00:00:01.000Z",
+      message = { role = "assistant", content = { { type = "toolCall", id = "t9", name = "grep", arguments = {} } },
+        stopReason = "toolUse", timestamp = 1767225601000 },
+    }) .. "\n")
+    f:write(encode({
+      type = "message", id = "e2e2e2e2", parentId = "e1e1e1e1", timestamp = "2026-01-01T00:00:02.000Z",
+      message = { role = "toolResult", toolCallId = "t9", toolName = "grep", content = { { type = "text", text = "found 3 matches" } },
+        isError = false, timestamp = 1767225602000 },
+    }) .. "\n")
     f:close()
     wait_for("the tree to show the other branch", function()
-      return text(tree_buf):find("branch from elsewhere", 1, true) ~= nil
+      return text(tree_buf):find("found 3 matches", 1, true) ~= nil
     end, 10000)
     out.tree_external = lines(tree_buf)
     -- S on the external message: navigate there, summarising the branch left

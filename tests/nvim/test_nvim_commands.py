@@ -133,6 +133,7 @@ async def test_every_command_in_a_real_neovim(tmp_path: Path) -> None:
     assert any("session_info: tree test" in line for line in seen["tree_all"])
     external = "\n".join(seen["tree_external"])
     assert "branch from elsewhere" in external and "├─ " in external
+    assert "found 3 matches" in external and "grep" not in external.replace("found 3 matches", "")
     assert any("branch_summary" in line and "leaf" in line for line in seen["tree_summary"])
     navigated = "\n".join(seen["chat_after_navigate"])
     assert "Bye." in navigated and "Ran it." not in navigated and "┆ branch summary" in navigated

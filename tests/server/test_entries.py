@@ -368,3 +368,30 @@ async def test_tree_folded_into_linear_segments(client: LanguageClient, tmp_path
     assert len((await call(client, "pi/getTree", {"fold": True}))["rootIds"]) == 2
     await _check_fold(client)
     assert (await call_error(client, "pi/getTree", {"fold": "yes"})).message == "fold must be a boolean"
+
+
+async def test_tree_nodes_say_which_assistant_messages_pi_leaves_out(client: LanguageClient) -> None:
+    """``noText`` (additive): an assistant message without non-blank text that stopped on ``stop``
+    or ``toolUse`` (or says nothing) is one pi's tree view leaves out unless it is the leaf."""
+    await call(client, "pi/newSession", {})
+    await call(client, "pi/appendEntry", {"entry": user("go")})
+    call_only = assistant("", {"id": "c1", "name": "read", "arguments": {"path": "a.py"}})
+    call_only["message"]["content"] = call_only["message"]["content"][1:]
+    call_only["message"]["stopReason"] = "toolUse"
+    thinking = assistant(" \n\ufeff")
+    thinking["message"]["content"].append({"type": "thinking", "thinking": "hmm"})
+    aborted = assistant("")
+    aborted["message"]["stopReason"] = "aborted"
+    cases = [
+        (call_only, True),
+        (tool_result("c1", "print(1)"), False),
+        (thinking, True),  # blank text counts as none (JS trim: U+FEFF too)
+        (aborted, False),  # an abort, an error or the length limit is shown
+        (assistant("done"), False),
+    ]
+    ids = [(await call(client, "pi/appendEntry", {"entry": entry}))["id"] for entry, _ in cases]
+    flat = await call(client, "pi/getTree", {"format": "flat"})
+    no_text = {node["id"]: node.get("noText", False) for node in flat["nodes"]}
+    assert [no_text[entry_id] for entry_id in ids] == [expected for _, expected in cases]
+    nested = await call(client, "pi/getTree", {})
+    assert nested["roots"][0]["children"][0]["noText"] is True

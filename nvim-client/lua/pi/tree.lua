@@ -185,8 +185,13 @@ local settings_types = {
   session_info = true,
 }
 
---- Whether `node` is shown under `filter` (pi's tree-view filter modes).
-function M.passes(node, filter)
+--- Whether `node` is shown under `filter` (pi's tree-view filter modes). As in pi, an assistant
+--- message without text (the server marks it `noText`: only tool calls or thinking) is left out
+--- under every filter unless it is the leaf (`leaf_id`).
+function M.passes(node, filter, leaf_id)
+  if node.noText and node.id ~= leaf_id then
+    return false
+  end
   local settings = settings_types[node.type] == true
   if filter == "all" then
     return true
@@ -225,7 +230,7 @@ function M.render(tree, opts)
   end
   -- the leaf as drawn: the leaf, or its nearest ancestor the filter shows
   local shown_leaf = leaf
-  while shown_leaf and nodes[shown_leaf] and not M.passes(nodes[shown_leaf], filter) do
+  while shown_leaf and nodes[shown_leaf] and not M.passes(nodes[shown_leaf], filter, leaf) do
     shown_leaf = parent_of[shown_leaf]
   end
 
@@ -250,7 +255,7 @@ function M.render(tree, opts)
   while #stack > 0 do
     local item = table.remove(stack)
     local node = item.node
-    if M.passes(node, filter) then
+    if M.passes(node, filter, leaf) then
       local gutter = (node.id == shown_leaf and "> ") or (on_path[node.id] and "* ") or "  "
       local line = gutter .. item.head .. describe(node)
       if node.id == leaf then
