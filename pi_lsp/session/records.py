@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from pi_lsp.jscompat import js_trim
-from pi_lsp.session.jsonl import dumps_kept, loads_line
+from pi_lsp.session.jsonl import dumps_compact, dumps_kept, loads_line
 
 PREVIEW_CHARS = 120
 _CANONICAL_MESSAGE_KEYS = ("type", "id", "parentId", "timestamp", "message")
@@ -207,7 +207,10 @@ class EntryRecord:
         around the message's JSON, the same bytes as serialising the whole entry."""
         entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent_id}
         entry["timestamp"] = timestamp
-        head = orjson.dumps(entry)[:-1] + _MESSAGE_KEY
+        try:
+            head = orjson.dumps(entry)[:-1] + _MESSAGE_KEY
+        except TypeError:  # a parent id from a file holding a lone surrogate
+            head = dumps_compact(entry)[:-1] + _MESSAGE_KEY
         entry["message"] = message
         return cls(entry, dumps_kept(message), 0, head)
 

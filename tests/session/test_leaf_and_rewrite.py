@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -675,3 +676,18 @@ def test_fork_from_v3_writes_the_same_lines_as_pi(
         == (pi["entries"])
     )
     assert manager.leaf_id == pi["leafId"]
+
+
+def test_a_message_continues_an_entry_whose_id_holds_a_lone_surrogate(session_dir: Path) -> None:
+    """JSON.parse accepts ``\\ud800`` in an id; the next message's ``parentId`` is written escaped."""
+    path = session_dir / "surrogate.jsonl"
+    header = {"type": "session", "version": 3, "id": "s-sur", "timestamp": "2026-01-01T00:00:00.000Z"}
+    header["cwd"] = "/p"
+    first = {"type": "message", "id": "x\ud800", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+             "message": user_msg("first", 1)}
+    path.write_text("".join(json.dumps(obj, separators=(",", ":")) + "\n" for obj in (header, first)))
+    manager = SessionManager.open(path)
+    entry_id = manager.append_message(assistant_msg("reply", timestamp=2))
+    last = file_lines(path)[-1]
+    assert b'"parentId":"x\\ud800"' in last
+    assert SessionManager.open(path).get_entry(entry_id)["parentId"] == "x\ud800"
