@@ -10,8 +10,8 @@ Order is kept: the first message this phase does not answer itself (any LSP mess
 ``initialized``, any other method, anything malformed, the end of input) is held for pygls with
 every message after it, and pygls receives them in arrival order. ``initialized`` is held without
 holding back the requests after it: it only starts the system prompt's watching, which no session
-request depends on. A ``$/cancelRequest`` for a request answered here reaches pygls, which does not
-know it, and is ignored (these requests are short).
+request depends on. A ``$/cancelRequest`` for a request answered here cancels it here (-32800, as
+under pygls), whatever is held; any other goes to pygls in its place.
 Nothing here imports pygls or lsprotocol.
 """
 
@@ -62,6 +62,7 @@ class EarlyPhase:
         self.held: list[bytes | None] = []
         self.blocked = False  # a held message that later ones must not overtake
         self.pending: set[asyncio.Task[Any]] = set()
+        self._by_id: dict[Any, asyncio.Task[Any]] = {}
 
     @property
     def idle(self) -> bool:
@@ -69,8 +70,10 @@ class EarlyPhase:
 
     def offer(self, body: bytes | None) -> None:
         """Answer ``body`` now if it is an early request; else hold it (None: end of input)."""
-        message = _parse(body) if body is not None and not self.blocked else None
-        call = _early_call(message)
+        message = _parse(body) if body is not None and (self._by_id or not self.blocked) else None
+        if self._cancelled_here(message):
+            return
+        call = _early_call(message) if not self.blocked else None
         if call is not None:
             self._start(*call)
             return
@@ -78,6 +81,19 @@ class EarlyPhase:
         passed_over = message is not None and "id" not in message and message.get("method") == _PASSED_OVER
         if not passed_over:
             self.blocked = True
+
+    def _cancelled_here(self, message: dict[str, Any] | None) -> bool:
+        """Whether ``message`` is a ``$/cancelRequest`` of a request running here (now cancelled)."""
+        if message is None or "id" in message or message.get("method") != "$/cancelRequest":
+            return False
+        params = message.get("params")
+        target = params.get("id") if isinstance(params, dict) else None
+        known = isinstance(target, str | int) and not isinstance(target, bool)
+        task = self._by_id.get(target) if known else None
+        if task is None:
+            return False
+        task.cancel()
+        return True
 
     def notify(self, method: str, params: Any) -> None:
         """The client's notification sink until pygls takes over."""
@@ -92,10 +108,13 @@ class EarlyPhase:
 
         task = asyncio.get_running_loop().create_task(call())
         self.pending.add(task)
+        self._by_id[msg_id] = task
         task.add_done_callback(lambda done: self._finish(msg_id, done))  # before any notification's
 
     def _finish(self, msg_id: Any, task: asyncio.Task[Any]) -> None:
         self.pending.discard(task)
+        if self._by_id.get(msg_id) is task:
+            del self._by_id[msg_id]
         payload = outcome_payload(msg_id, task)
         if not self._send(payload):
             message = redact("internal error: the result could not be encoded")

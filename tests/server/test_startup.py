@@ -13,7 +13,10 @@ import asyncio
 import sys
 from pathlib import Path
 
-from pi_lsp.server.rpc_client import RpcClient, decode_response
+import orjson
+import pytest
+
+from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response
 from tests.server.conftest import FIXTURE, server_env
 
 GATED = r"""
@@ -107,6 +110,47 @@ async def test_an_lsp_message_is_never_overtaken_by_later_requests(tmp_path: Pat
         gate.touch()
         sessions = decode_response(await asyncio.wait_for(listed, 60))["sessions"]
         assert [Path(info["path"]).name for info in sessions] == ["session.jsonl"]
+    finally:
+        gate.touch()
+        code = await client.close(timeout=60)
+    assert code == 0
+
+
+async def test_a_request_answered_at_start_up_can_be_cancelled(tmp_path: Path) -> None:
+    """``$/cancelRequest`` of a request the start-up phase is serving: -32800 at once, even behind a
+    held message, instead of the 2 s a backtracking ``re:`` search takes to be refused."""
+    gate, log = tmp_path / "gate", tmp_path / "imported.txt"
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    header = {"type": "session", "version": 3, "id": "bt-1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    header["cwd"] = "/p"
+    entry = {"type": "message", "id": "m1", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+             "message": {"role": "user", "content": "a" * 60, "timestamp": 1}}
+    (sessions / "bt.jsonl").write_bytes(orjson.dumps(header) + b"\n" + orjson.dumps(entry) + b"\n")
+    command = [sys.executable, "-c", GATED, str(gate), str(log)]
+    env = server_env(tmp_path / "agent", PI_CODING_AGENT_SESSION_DIR=str(sessions))
+    client = await RpcClient.start(command, env=env, quiet=True)
+    try:
+        await client.request("initialize", {"processId": None, "capabilities": {}}, timeout=60)
+        search = {"cwd": "/p", "query": "re:(a|aa)+z"}  # exponential for a backtracking engine
+        first_id, first = client.request_future("pi/listSessions", search)
+        client.notify("$/cancelRequest", {"id": first_id})
+        with pytest.raises(RpcError) as cancelled:
+            decode_response(await asyncio.wait_for(first, 60))
+        assert cancelled.value.code == -32800
+        # behind a message held for pygls (this hover), a cancel still reaches the search it names
+        second_id, second = client.request_future("pi/listSessions", search)
+        _, hover = client.request_future(
+            "textDocument/hover",
+            {"textDocument": {"uri": (tmp_path / "x.py").as_uri()}, "position": {"line": 0, "character": 0}},
+        )
+        client.notify("$/cancelRequest", {"id": second_id})
+        with pytest.raises(RpcError) as behind:
+            decode_response(await asyncio.wait_for(second, 60))
+        assert behind.value.code == -32800
+        assert not gate.exists() and not hover.done()  # all of that before pygls
+        gate.touch()
+        assert decode_response(await asyncio.wait_for(hover, 60)) is None
     finally:
         gate.touch()
         code = await client.close(timeout=60)
