@@ -94,6 +94,8 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       const diffEditor = wb.page.locator(".monaco-diff-editor");
       await seeVisible(diffEditor, 15_000);
       await seeText(diffEditor.locator(".modified-in-monaco-diff-editor"), "second line, edited");
+      // No editor was open: the diff takes the empty editor group instead of opening a second one.
+      await seeCount(wb.page.locator(".editor-group-container"), 1);
       assert.equal(fs.readFileSync(path.join(run.workspace, "notes.txt"), "utf8"), NOTES);
       await wb.screenshot("approval-with-diff");
       await card.getByRole("button", { name: "Allow", exact: true }).click();

@@ -84,7 +84,7 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider {
     return vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${name}`, query: diffQuery(key, side, origin) });
   }
 
-  /** Open the two sides in the diff editor beside the chat, without taking focus from it. */
+  /** Open the two sides in the diff editor (see {@link diffColumn}), without taking focus from the chat. */
   async open(sides: DiffSides, path: string, origin?: DiffOrigin): Promise<void> {
     const name = path.split(/[\\/]/).pop() || "file";
     const before = this.document(name, "before", sides.before, origin);
@@ -92,9 +92,17 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider {
     await vscode.commands.executeCommand("vscode.diff", before, after, sides.title, {
       preserveFocus: true,
       preview: true,
-      viewColumn: vscode.ViewColumn.Beside,
+      viewColumn: diffColumn(),
     });
   }
+}
+
+/**
+ * Where a diff opens: beside the editor the user is in, or in the active group when it holds no
+ * editor (opening beside an empty group would leave that group standing empty next to the diff).
+ */
+export function diffColumn(): vscode.ViewColumn {
+  return vscode.window.tabGroups.activeTabGroup.tabs.length === 0 ? vscode.ViewColumn.Active : vscode.ViewColumn.Beside;
 }
 
 /** The file's text as it is now (open editors' unsaved text included); undefined when it does not exist. */
