@@ -16,7 +16,8 @@ const RESTORE_WAIT_MS = 60_000;
 
 /** What a restored tab needs: the server once started and the session reopened, and the session open. */
 export interface DiffServer {
-  ready: Promise<void>;
+  /** True once no start or reopen is under way, false after `timeoutMs`. */
+  ready(timeoutMs: number): Promise<boolean>;
   sessionId(): string | undefined;
   request: Requester;
 }
@@ -56,11 +57,7 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider {
   /** The sides from the server, or the words saying why there are none. */
   private async derive(origin: DiffOrigin | undefined): Promise<DiffSides | string> {
     try {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), RESTORE_WAIT_MS)));
-      const started = await Promise.race([this.server.ready.then(() => "ready" as const), late]);
-      clearTimeout(timer);
-      if (started === "late") return unavailableText(origin, "pi-lsp did not start in time.");
+      if (!(await this.server.ready(RESTORE_WAIT_MS))) return unavailableText(origin, "pi-lsp did not start in time.");
       const open = this.server.sessionId();
       if (origin && open === origin.sessionId) {
         const sides = await rederiveDiff(this.server.request, origin, currentText);

@@ -49,10 +49,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const request = <T>(method: string, params: object): Promise<T> => running().sendRequest<T>(method, params);
   const session = new PiSession(running, context.workspaceState);
   const tree = new SessionTreeProvider(() => session.tree(), request, (error) => output.appendLine(`tree refresh failed: ${String(error)}`));
-  // Restored diff and System Prompt tabs wait for this: the server started and the last session reopened (or not).
-  let sessionBack: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (sessionBack = resolve));
-  const diffs = new DiffDocuments({ ready, sessionId: () => session.current?.sessionId, request });
+  // Restored diff and System Prompt tabs wait in session.ready() for the server and the last session.
+  const diffs = new DiffDocuments({ ready: (timeoutMs) => session.ready(timeoutMs), sessionId: () => session.current?.sessionId, request });
   const chat = new ChatViewProvider(context.extensionUri, running, session, diffs);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider("pi.chat", chat), diffs.register());
   context.subscriptions.push(output, gauge, tree.register());
@@ -84,7 +82,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("pi.compact", guarded(() => session.compact())),
     ...registerTreeCommands({ request, session, tree, revealInChat, report: reportError }),
     vscode.commands.registerCommand("pi.tree.refresh", guarded(() => tree.refresh())),
-    ...registerSessionDocuments(running, session, ready),
+    ...registerSessionDocuments(running, session),
     vscode.commands.registerCommand("pi.renameSession", guarded(() => session.rename())),
     vscode.commands.registerCommand("pi.showServerLog", () => output.show()),
     vscode.commands.registerCommand(
@@ -108,7 +106,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (error instanceof ServerNotFoundError) {
       output.appendLine(error.message);
       void reportNoServer(error);
-      sessionBack();
+      session.reopened();
       return;
     }
     throw error;
@@ -149,13 +147,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       void vscode.commands.executeCommand("pi.internal.systemPromptChanged");
     }),
   );
-  session.expectReopen(); // a prompt sent before the last session is open again waits for it
-  await client.start();
+  // A prompt sent before the last session is open again waits for it (PiSession starts pending).
+  try {
+    await client.start();
+  } catch (error) {
+    session.reopened();
+    throw error;
+  }
   // A reloaded window shows the session it had open (the chat, tree and gauge redraw from it).
-  session
-    .restore()
-    .catch((error: unknown) => output.appendLine(`could not reopen the last session: ${String(error)}`))
-    .finally(sessionBack);
+  session.restore().catch((error: unknown) => output.appendLine(`could not reopen the last session: ${String(error)}`));
 }
 
 /** Closes this window's connection; a shared server and its runs go on (a reloaded window reattaches). */

@@ -29,10 +29,13 @@ export class PiSession {
   private settling: Promise<void> = Promise.resolve();
   private settle: (() => void) | undefined;
 
+  /** Created pending: the server is still to start and the window's last session to be reopened (restore()). */
   constructor(
     private readonly client: () => LanguageClient,
     private readonly memory?: vscode.Memento,
-  ) {}
+  ) {
+    this.expectReopen();
+  }
 
   get current(): SessionState | undefined {
     return this.state;
@@ -63,16 +66,22 @@ export class PiSession {
     this.settling = new Promise((resolve) => (this.settle = resolve));
   }
 
-  private reopened(): void {
+  /** No session is coming back (no server could be started): whoever waits in ready() goes on. */
+  reopened(): void {
     this.settle?.();
     this.settle = undefined;
   }
 
-  /** Resolves when no restore or reopen is under way (or after `timeoutMs`, whatever happened). */
-  async ready(timeoutMs = 30_000): Promise<void> {
+  /**
+   * Resolves when no restore or reopen is under way: true, or false after `timeoutMs` whatever
+   * happened. The chat's prompts and the tabs VS Code restores with a window (diffs, System
+   * Prompt) wait here.
+   */
+  async ready(timeoutMs = 30_000): Promise<boolean> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      await Promise.race([this.settling, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+      return await Promise.race([this.settling.then(() => true), late]);
     } finally {
       clearTimeout(timer);
     }

@@ -7,17 +7,20 @@ import { SystemPromptResult, systemPromptDocument } from "./systemPromptView";
 
 const SCHEME = "pi-system-prompt";
 
+/** How long a System Prompt tab restored with the window waits for the server and the last session. */
+const RESTORE_WAIT_MS = 60_000;
+
 /**
- * `ready` settles once the server has started and the window's last session is open again (or could
- * not be): a System Prompt tab restored with the window waits for it instead of asking no server.
+ * A System Prompt tab restored with the window waits in `session.ready()` (the server started, the
+ * window's last session open again or not) instead of asking no server.
  */
-export function registerSessionDocuments(client: () => LanguageClient, session: PiSession, ready: Promise<void>): vscode.Disposable[] {
+export function registerSessionDocuments(client: () => LanguageClient, session: PiSession): vscode.Disposable[] {
   const changed = new vscode.EventEmitter<vscode.Uri>();
   const promptUri = vscode.Uri.from({ scheme: SCHEME, path: "/System Prompt.md" });
   const provider: vscode.TextDocumentContentProvider = {
     onDidChange: changed.event,
     async provideTextDocumentContent(): Promise<string> {
-      await ready;
+      await session.ready(RESTORE_WAIT_MS);
       const cwd = session.current?.cwd ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
       const params = session.current ? {} : { cwd };
       try {
