@@ -69,6 +69,24 @@ function toolNames(content: unknown): string[] {
     .map((part) => str(part.name, "tool"));
 }
 
+/**
+ * Whether pi's tree view leaves this entry out (as the server's `noText` says for tree nodes): an
+ * assistant message without non-blank text (only tool calls or thinking) that stopped on `stop`
+ * or `toolUse`. pi shows it anyway when it is the leaf.
+ */
+export function leftOutByPi(entry: Json): boolean {
+  if (entry.type !== "message" || typeof entry.message !== "object" || entry.message === null) return false;
+  const message = entry.message as Json;
+  if (message.role !== "assistant") return false;
+  if (message.stopReason && message.stopReason !== "stop" && message.stopReason !== "toolUse") return false;
+  const content = message.content;
+  if (typeof content === "string") return content.trim() === "";
+  if (!Array.isArray(content)) return true;
+  return !content.some(
+    (part: unknown) => typeof part === "object" && part !== null && (part as Json).type === "text" && typeof (part as Json).text === "string" && ((part as Json).text as string).trim() !== "",
+  );
+}
+
 /** A session entry (as `pi/getBranch` returns it) described the way `pi/getTree` describes it. */
 export function treeEntryOf(entry: Json): TreeEntry {
   const node: TreeEntry = {
@@ -181,6 +199,8 @@ export class SessionTreeModel {
       rows.push({ kind: "earlier", segmentId, beforeId: String(entries[0].id), remaining });
     }
     entries.forEach((raw, index) => {
+      // As in pi's tree: replies with no text (tool calls only) are left out, unless one is the leaf.
+      if (leftOutByPi(raw) && raw.id !== this.tree.leafId) return;
       const entry = treeEntryOf(raw);
       const position = remaining + index;
       this.positions.set(entry.id, { segmentId, position });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
 import { describeEntry, FoldedTree, PAGE_SIZE, SessionTreeModel, TreeRow, treeEntryOf } from "../src/treeModel";
-import { needsServer, say, startServer } from "./realServer";
+import { assistantEntry, needsServer, say, startServer } from "./realServer";
 
 const ids = (rows: TreeRow[]) =>
   rows.map((row) => (row.kind === "entry" ? row.entry.id : row.kind === "segment" ? `seg:${row.segment.id}` : `earlier:${row.remaining}`));
@@ -103,4 +103,28 @@ test("previews of entries as the tree describes them", () => {
   assert.equal(describeEntry(treeEntryOf({ id: "c", type: "compaction", summary: "the story so far" })), "compaction: the story so far");
   assert.equal(describeEntry(treeEntryOf({ id: "l", type: "label", targetId: "x", label: null })), "label: (label cleared)");
   assert.equal(treeEntryOf({ id: "u", type: "message", message: { role: "user", content: "x".repeat(500) } }).preview?.length, 120);
+});
+
+test("replies with no text are left out of the tree as pi leaves them out, unless one is the leaf", { skip: needsServer }, async () => {
+  const server = await startServer();
+  try {
+    await server.request("pi/newSession", { cwd: server.home, sessionDir: path.join(server.home, "sessions") });
+    const append = async (entry: Record<string, unknown>) => (await server.request<{ id: string }>("pi/appendEntry", { entry })).id;
+    const call = { type: "toolCall", id: "t1", name: "grep", arguments: { pattern: "x" } };
+    const question = await say(server, "find x");
+    const callOnly = await append(assistantEntry([call], 100, "toolUse"));
+    const result = await append({ type: "message", message: { role: "toolResult", toolCallId: "t1", toolName: "grep", content: [{ type: "text", text: "3 matches" }], isError: false, timestamp: 1 } });
+    const blank = await append(assistantEntry([{ type: "text", text: "  \n" }, { type: "thinking", thinking: "hmm" }]));
+    const aborted = await append(assistantEntry([call], 100, "aborted"));
+    const answer = await append(assistantEntry([{ type: "text", text: "Found it." }]));
+    const lastCall = await append(assistantEntry([call], 100, "toolUse")); // the leaf
+    const model = new SessionTreeModel(await server.request<FoldedTree>("pi/getTree", { fold: true }), server.request);
+    const [root] = model.roots();
+    const shown = ids(await model.children(root));
+    assert.deepEqual(shown, [question, result, aborted, answer, lastCall]);
+    assert.ok(!shown.includes(callOnly) && !shown.includes(blank));
+    assert.equal(model.isLeaf(lastCall), true);
+  } finally {
+    server.close();
+  }
 });
