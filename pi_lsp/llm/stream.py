@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from pi_lsp.aborts import done_before_abort
 from pi_lsp.jscompat import js_stringify, js_truthy
 from pi_lsp.llm.models import API, PROVIDER, ModelInfo, calculate_cost, empty_usage
 from pi_lsp.llm.partial_json import parse_json_with_repair, parse_streaming_json, v8_json_error
@@ -353,11 +354,9 @@ async def _run(
 ) -> str | None:
     """Run the call until it ends or ``abort`` is set; the failure text, or None on success."""
     call = asyncio.ensure_future(_consume(client, request, assembler, phase))
-    abort_wait = asyncio.ensure_future(abort.wait())
     try:
-        await asyncio.wait({call, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+        await done_before_abort(call, abort)
     finally:
-        abort_wait.cancel()
         if not call.done():
             call.cancel()  # closes the HTTP response
         with contextlib.suppress(asyncio.CancelledError, Exception):

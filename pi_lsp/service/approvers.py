@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pi_lsp.aborts import done_before_abort
 from pi_lsp.secrets import redact
 from pi_lsp.service.registry import Client, Registry
 
@@ -103,15 +104,11 @@ class Approvers:
         """True when the holders changed within the wait limit, False on timeout or abort."""
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.add(waiter)
-        aborting: asyncio.Future[Any] = asyncio.ensure_future(abort.wait())
         try:
-            done, _ = await asyncio.wait(
-                [waiter, aborting], timeout=self.wait_limit, return_when=asyncio.FIRST_COMPLETED
-            )
+            changed = await done_before_abort(waiter, abort, self.wait_limit)
         finally:
             self._waiters.discard(waiter)
-            aborting.cancel()
-        return waiter in done and not abort.is_set()
+        return changed and not abort.is_set()
 
 
 async def _ask_one(
@@ -119,12 +116,7 @@ async def _ask_one(
 ) -> Answer | None:
     """One ``pi/requestApproval``; None when it was cancelled because its connection went."""
     answer_task = asyncio.ensure_future(send("pi/requestApproval", request))
-    abort_task = asyncio.ensure_future(abort.wait())
-    try:
-        await asyncio.wait({answer_task, abort_task}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        abort_task.cancel()
-    if not answer_task.done():
+    if not await done_before_abort(answer_task, abort):
         answer_task.cancel()
         return Answer("deny", ABORTED, False)
     if answer_task.cancelled():

@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pi_lsp.aborts import done_before_abort
+
 if TYPE_CHECKING:
     from pi_lsp.agent.documents import EditorDocuments
 
@@ -93,15 +95,12 @@ async def until_aborted(work: Awaitable[T], abort: asyncio.Event, message: str =
             work.close()
         raise ToolError(message)
     task = asyncio.ensure_future(work)
-    waiter = asyncio.ensure_future(abort.wait())
     try:
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finished = await done_before_abort(task, abort)
     except asyncio.CancelledError:
         task.cancel()
         raise
-    finally:
-        waiter.cancel()
-    if task.done():
+    if finished:
         return task.result()
     task.cancel()
     raise ToolError(message)

@@ -10,8 +10,8 @@ import asyncio
 import contextlib
 import shutil
 from collections.abc import Callable
-from typing import Any
 
+from pi_lsp.aborts import done_before_abort
 from pi_lsp.agent.tools.base import ABORTED_TEXT, ToolError
 from pi_lsp.agent_dir import agent_dir
 
@@ -62,12 +62,8 @@ async def run_lines(
         assert process.stderr is not None
         return await process.stderr.read()
 
-    abort_watch = asyncio.ensure_future(abort.wait())
     work = asyncio.gather(read_out(), read_err(), process.wait())
-    waiters: set[asyncio.Future[Any]] = {work, abort_watch}
-    done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    abort_watch.cancel()
-    if work not in done:
+    if not await done_before_abort(work, abort):
         stop()
         with contextlib.suppress(Exception):
             await work
