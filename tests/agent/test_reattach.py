@@ -96,10 +96,14 @@ async def test_a_reattaching_client_answers_the_approval_the_closed_one_was_aske
         # the server answers once that step is done, so the editor does not show a run forever.
         run_state = await second.rpc.request("pi/getRunState", {})
         assert run_state["running"] is False and run_state["pendingApprovals"] == []
-        messages = world.messages()
-        assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
-        assert messages[2]["content"][0]["text"] == "ran\n"
-        assert messages[3]["content"][0]["text"] == "Done after reload."
+        _assert_one_tool_turn(world.messages(), "ran\n", "Done after reload.")
+
+
+def _assert_one_tool_turn(messages: list[dict[str, Any]], tool_output: str, reply: str) -> None:
+    """The session holds the prompt, the call, its result ``tool_output`` and the final ``reply``."""
+    assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
+    assert messages[2]["content"][0]["text"] == tool_output
+    assert messages[3]["content"][0]["text"] == reply
 
 
 async def test_a_run_streams_on_to_the_client_that_reopens_its_session(tmp_path: Path) -> None:
@@ -115,10 +119,7 @@ async def test_a_run_streams_on_to_the_client_that_reopens_its_session(tmp_path:
         assert end.get("stopReason", "stop") == "stop"
         seqs = [params["seq"] for params in second.events]
         assert seqs == list(range(joined["seq"] + 1, joined["seq"] + 1 + len(seqs)))
-        messages = world.messages()
-        assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
-        assert messages[2]["content"][0]["text"] == "slept\n"
-        assert messages[3]["content"][0]["text"] == "Finished."
+        _assert_one_tool_turn(world.messages(), "slept\n", "Finished.")
 
 
 async def test_nobody_reattaching_aborts_the_run_after_the_grace(tmp_path: Path) -> None:

@@ -58,21 +58,39 @@ async function closeWindow(window: Window): Promise<void> {
 
 const texts = (sync: ChatSync): string[][] => sync.transcript.messages.map((m) => [m.kind, m.text]);
 
-test("a run goes on through a window reload: the second connection sees it continue to its end", { skip: needsServer, timeout: 60_000 }, async () => {
-  const fake = new FakeModel(["Hel", "lo there"]);
+/**
+ * A loopback fake model replying in two `chunks` (it pauses between them), a scratch HOME and the shared server's state files.
+ * The detached server keeps the environment of the window that started it (this process's), so the
+ * model's address and a test key go into process.env.
+ */
+async function sharedWorld(chunks: [string, string], prefix: string) {
+  const fake = new FakeModel(chunks);
   const url = await fake.start();
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), "pi-shared-run-"));
-  // The detached server keeps the environment of the window that started it (this process's).
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   Object.assign(process.env, { HOME: home, PI_CODING_AGENT_DIR: path.join(home, "agent"), ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: url });
   const files = sharedServerFiles(path.join(home, "storage"), { command: serverCommand as string, args: [] });
+  return {
+    fake,
+    files,
+    /** A new session in `home/work` through `window`. */
+    newSession: async (window: Window): Promise<{ file: string }> => {
+      fs.mkdirSync(path.join(home, "work"), { recursive: true });
+      return window.connection.sendRequest<{ file: string }>("pi/newSession", { cwd: path.join(home, "work"), sessionDir: path.join(home, "sessions") });
+    },
+    close: async (): Promise<void> => {
+      await stopShared(files);
+      fake.close();
+      fs.rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+test("a run goes on through a window reload: the second connection sees it continue to its end", { skip: needsServer, timeout: 60_000 }, async () => {
+  const { fake, files, newSession, close } = await sharedWorld(["Hel", "lo there"], "pi-shared-run-");
   try {
     const first = await openWindow(files);
     assert.equal(first.started, true);
-    fs.mkdirSync(path.join(home, "work"));
-    const session = await first.connection.sendRequest<{ file: string }>("pi/newSession", {
-      cwd: path.join(home, "work"),
-      sessionDir: path.join(home, "sessions"),
-    });
+    const session = await newSession(first);
     const live = new ChatSync((method, params) => first.connection.sendRequest(method, params));
     await live.load();
     first.views.push(live);
@@ -106,27 +124,17 @@ test("a run goes on through a window reload: the second connection sees it conti
     assert.equal(await stopShared(files), true);
     assert.equal(readServerState(files.state), undefined);
   } finally {
-    await stopShared(files);
-    fake.close();
-    fs.rmSync(home, { recursive: true, force: true });
+    await close();
   }
 });
 
 test("two windows on one session: the second sees the first one's run stream and end", { skip: needsServer, timeout: 60_000 }, async () => {
-  const fake = new FakeModel(["One ", "two"]);
-  const url = await fake.start();
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), "pi-shared-two-"));
-  Object.assign(process.env, { HOME: home, PI_CODING_AGENT_DIR: path.join(home, "agent"), ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: url });
-  const files = sharedServerFiles(path.join(home, "storage"), { command: serverCommand as string, args: [] });
+  const { fake, files, newSession, close } = await sharedWorld(["One ", "two"], "pi-shared-two-");
   try {
     const [a, b] = await Promise.all([openWindow(files), openWindow(files)]); // started at the same moment
     assert.equal(a.pid, b.pid, "both windows use one server");
     assert.equal([a.started, b.started].filter(Boolean).length, 1, "exactly one of them started it");
-    fs.mkdirSync(path.join(home, "work"));
-    const session = await a.connection.sendRequest<{ file: string }>("pi/newSession", {
-      cwd: path.join(home, "work"),
-      sessionDir: path.join(home, "sessions"),
-    });
+    const session = await newSession(a);
     await a.connection.sendRequest("pi/appendEntry", {
       entry: { type: "message", message: { role: "user", content: "before", timestamp: Date.now() } },
     });
@@ -145,8 +153,6 @@ test("two windows on one session: the second sees the first one's run stream and
     await closeWindow(a);
     await closeWindow(b);
   } finally {
-    await stopShared(files);
-    fake.close();
-    fs.rmSync(home, { recursive: true, force: true });
+    await close();
   }
 });
