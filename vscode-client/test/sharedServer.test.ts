@@ -62,6 +62,15 @@ function fakeServer(dir: string, ...extra: string[]): { command: string; args: s
   return { command: process.execPath, args: [script, ...extra] };
 }
 
+/** A scratch folder holding the fake server (`extra`: its options) and its state files' folder. */
+function sharedFixture(...extra: string[]): { dir: string; server: { command: string; args: string[] }; files: ReturnType<typeof sharedServerFiles> } {
+  const dir = scratch();
+  const server = fakeServer(dir, ...extra);
+  const files = sharedServerFiles(dir, server);
+  fs.mkdirSync(path.dirname(files.state), { recursive: true });
+  return { dir, server, files };
+}
+
 /** A pid that surely is not running any more (a process that has exited and been reaped). */
 function deadPid(): number {
   const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]);
@@ -146,7 +155,7 @@ test("a state file left by a server that is gone is not trusted", { skip: posixO
 test("no server yet: one is started detached, publishes its state, and is connected to; the next call reuses it", { skip: posixOnly }, async () => {
   const dir = scratch();
   const server = fakeServer(dir);
-  const files = sharedServerFiles(dir, server);
+  const files = sharedServerFiles(dir, server); // its folder is left to connectShared, which makes it 0700
   try {
     const first = await connectShared(server, files);
     assert.equal(first.started, true);
@@ -172,10 +181,7 @@ test("no server yet: one is started detached, publishes its state, and is connec
 });
 
 test("a stale state file (server killed) or one whose port refuses: a new server is started", { skip: posixOnly }, async () => {
-  const dir = scratch();
-  const server = fakeServer(dir);
-  const files = sharedServerFiles(dir, server);
-  fs.mkdirSync(path.dirname(files.state), { recursive: true });
+  const { dir, server, files } = sharedFixture();
   const closed = net.createServer();
   await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
   const refusedPort = (closed.address() as net.AddressInfo).port;
@@ -203,10 +209,7 @@ test("a stale state file (server killed) or one whose port refuses: a new server
 });
 
 test("a server that loses the race for the lock (exit 3): the winner is connected to once it publishes", { skip: posixOnly }, async () => {
-  const dir = scratch();
-  const server = fakeServer(dir);
-  const files = sharedServerFiles(dir, server);
-  fs.mkdirSync(path.dirname(files.state), { recursive: true });
+  const { dir, server, files } = sharedFixture();
   fs.writeFileSync(`${files.state}.lock`, "");
   // The winner: started by "another window", publishing well after the loser exited with 3.
   const winner = spawn(process.execPath, [server.args[0], "--state-file", files.state, "--holder", "--delay", "800"], { stdio: "ignore" });
@@ -224,9 +227,7 @@ test("a server that loses the race for the lock (exit 3): the winner is connecte
 });
 
 test("a server that fails to start: the error says its status and stderr, without the token", { skip: posixOnly }, async () => {
-  const dir = scratch();
-  const server = fakeServer(dir, "--fail");
-  const files = sharedServerFiles(dir, server);
+  const { dir, server, files } = sharedFixture("--fail");
   try {
     await assert.rejects(connectShared(server, files), (error: Error) => {
       assert.ok(error instanceof SharedServerError);
