@@ -46,15 +46,21 @@ _LOCK_NOW = fcntl.LOCK_EX | fcntl.LOCK_NB
 
 
 def _lock_within(fd: int, path: Path | str, timeout: float) -> None:
-    """The exclusive lock on ``fd``, or FileProblem (reason ``timeout``) after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
+    """The exclusive lock on ``fd``, or FileProblem (reason ``timeout``) after ``timeout`` seconds.
+
+    The clock is read only once the lock is found taken (every append comes here, and the lock
+    is nearly always free)."""
+    deadline: float | None = None
     pause = 0.001
     while True:
         try:
             fcntl.flock(fd, _LOCK_NOW)
             return
         except BlockingIOError:
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + timeout
+            elif now >= deadline:
                 raise FileProblem(
                     str(path), TIMEOUT, f"{path} stayed locked by another writer for {timeout:g} s"
                 ) from None
@@ -202,10 +208,7 @@ class HeldAppend:
         Kept flat (one call for the checks and the write) because every append runs it."""
         fd, path = self.fd, self.path
         try:
-            try:
-                fcntl.flock(fd, _LOCK_NOW)  # uncontended: the usual case
-            except BlockingIOError:
-                _lock_within(fd, path, LOCK_TIMEOUT)
+            _lock_within(fd, path, LOCK_TIMEOUT)
             try:
                 try:
                     now = os.stat(path)  # the path, not the descriptor: was it deleted, moved, replaced?
