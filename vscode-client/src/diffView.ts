@@ -8,11 +8,10 @@ import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { diffQuery, parseDiffQuery, rederiveDiff, unavailableReason, unavailableText, type DiffOrigin, type DiffSide } from "./diffRestore";
 import type { Requester } from "./messageActions";
+import { RESTORE_WAIT_MS } from "./session";
 import type { DiffSides } from "./toolCards";
 
 export const DIFF_SCHEME = "pi-diff";
-/** How long a restored tab waits for the server and the session to be back. */
-const RESTORE_WAIT_MS = 60_000;
 
 /** What a restored tab needs: the server once started and the session reopened, and the session open. */
 export interface DiffServer {

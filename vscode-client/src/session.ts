@@ -18,6 +18,8 @@ export interface SessionState {
 
 /** workspaceState key: the session file this window had open, reopened after a window reload. */
 const OPEN_SESSION_KEY = "pi.openSessionFile";
+/** How long a tab VS Code restores with the window (a diff, the System Prompt) waits in ready() for the server and the session. */
+export const RESTORE_WAIT_MS = 60_000;
 
 export class PiSession {
   private state: SessionState | undefined;

@@ -1,14 +1,11 @@
 /** Show System Prompt (a read-only virtual document with its sources and token counts), Open Session File and Run Shell Command. */
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
-import { PiSession } from "./session";
+import { PiSession, RESTORE_WAIT_MS } from "./session";
 import { ShellResult, shellSummary } from "./shellResult";
 import { SystemPromptResult, systemPromptDocument } from "./systemPromptView";
 
 const SCHEME = "pi-system-prompt";
-
-/** How long a System Prompt tab restored with the window waits for the server and the last session. */
-const RESTORE_WAIT_MS = 60_000;
 
 /**
  * A System Prompt tab restored with the window waits in `session.ready()` (the server started, the
