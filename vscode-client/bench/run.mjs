@@ -15,7 +15,11 @@ await build({
   format: "cjs",
   target: "node20",
   external: ["playwright-core"],
-  alias: { vscode: path.join(bench, "vscodeStub.ts") },
+  alias: {
+    vscode: path.join(bench, "vscodeStub.ts"),
+    "vscode-languageclient/node": path.join(bench, "languageClientStub.ts"),
+    "vscode-languageclient": path.join(bench, "languageClientStub.ts"),
+  },
   outfile: path.join(bench, "out", "webviewBench.js"),
   logLevel: "warning",
 });

@@ -45,3 +45,4 @@ export class ThemeIcon {
 export const ViewColumn = { Beside: -2, Active: -1, One: 1 };
 export const commands = { executeCommand: () => Promise.resolve(undefined) };
 export const workspace = { getConfiguration: () => ({ get: () => undefined }) };
+export const ProgressLocation = { Notification: 15, Window: 10 };
