@@ -3,15 +3,17 @@ import { test } from "node:test";
 import { JSDOM } from "jsdom";
 import type { ChatMessage } from "../src/chatModel";
 import type { MessageAction } from "../src/messageActions";
-import { createMarkdownRenderer } from "../src/webview/markdown";
+import { createMarkdown } from "../src/webview/markdown";
 import { messageArticle, type MessageViewContext } from "../src/webview/messageView";
 
 function setup(): { context: MessageViewContext; actions: [MessageAction, string, string][] } {
   const dom = new JSDOM("<!DOCTYPE html><body></body>");
   const actions: [MessageAction, string, string][] = [];
+  const markdown = createMarkdown(dom.window as unknown as Window);
   const context: MessageViewContext = {
     document: dom.window.document,
-    renderMarkdown: createMarkdownRenderer(dom.window as unknown as Window),
+    renderMarkdown: markdown.render,
+    streamMarkdown: markdown.stream,
     openThinking: new Set(),
     toggledTools: new Set(),
     onAction: (action, entryId, text) => actions.push([action, entryId, text]),

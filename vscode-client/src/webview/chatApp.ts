@@ -14,8 +14,8 @@ import {
 } from "../chatProtocol";
 import { approvalBlock, compactionRow, noticeBlock, queueBlock, type CardContext } from "./cards";
 import { applyCompletion, completionAt, type CompletionContext } from "./completion";
-import { createMarkdownRenderer } from "./markdown";
-import { messageArticle, type MessageViewContext } from "./messageView";
+import { createMarkdown } from "./markdown";
+import { messageArticle, updateReplyText, type MessageViewContext } from "./messageView";
 
 export interface SavedState {
   draft?: string;
@@ -61,6 +61,18 @@ function element<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+/**
+ * Makes `nodes` the children of `parent`, moving only what is out of place: a streamed delta then
+ * leaves every unchanged message where it is instead of detaching and re-attaching the whole log.
+ */
+export function placeChildren(parent: HTMLElement, nodes: readonly Node[]): void {
+  nodes.forEach((node, index) => {
+    const current = parent.childNodes[index];
+    if (current !== node) parent.insertBefore(node, current ?? null);
+  });
+  while (parent.childNodes.length > nodes.length) parent.lastChild?.remove();
+}
+
 export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   const post = (message: WebviewToHost): void => api.postMessage(message);
 
@@ -90,9 +102,11 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   /** Approval cards kept while they wait, so a redraw never loses a reason being typed. */
   const approvalCards = new Map<string, HTMLElement>();
 
+  const markdown = createMarkdown(win);
   const messageView: MessageViewContext = {
     document: doc,
-    renderMarkdown: createMarkdownRenderer(win),
+    renderMarkdown: markdown.render,
+    streamMarkdown: markdown.stream,
     openThinking: new Set<string>(),
     toggledTools: new Set<string>(),
     onAction: (action, entryId, text) => post({ type: "action", action, entryId, text }),
@@ -108,14 +122,19 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
 
   // ---------------------------------------------------------------- drawing
 
-  /** A message's article, reused while the message is unchanged (a delta redraws only its reply). */
+  /**
+   * A message's article, reused while the message is unchanged; a reply whose text alone changed
+   * (a streamed delta) is redrawn in place, from its last block on.
+   */
   function article(message: ChatMessage): HTMLElement {
     const cached = drawn.get(message.key);
     if (cached && cached.message === message) return cached.article;
-    const signature = JSON.stringify(message);
+    const signature = JSON.stringify({ ...message, text: "" });
     if (cached && cached.signature === signature) {
-      cached.message = message;
-      return cached.article;
+      if (cached.message.text === message.text || updateReplyText(cached.article, message.text)) {
+        cached.message = message;
+        return cached.article;
+      }
     }
     const fresh = messageArticle(messageView, message);
     drawn.set(message.key, { message, signature, article: fresh });
@@ -148,7 +167,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     const queued = queueBlock(cards, state.queue);
     if (queued) nodes.push(queued);
     if (state.notice) nodes.push(noticeBlock(doc, state.notice));
-    log.replaceChildren(...nodes);
+    placeChildren(log, nodes);
     if (loadingOlder) log.scrollTop = log.scrollHeight - log.clientHeight - fromBottom;
     else if (atBottom) log.scrollTop = log.scrollHeight;
     loadingOlder = false;

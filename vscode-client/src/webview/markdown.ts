@@ -21,11 +21,30 @@ const BLOCK_CACHE_SIZE = 2000;
 
 export type MarkdownRenderer = (markdown: string) => DocumentFragment;
 
+/** A streamed reply drawn into one element, redrawing only what the newest text changed. */
+export interface MarkdownStream {
+  readonly element: HTMLElement;
+  /** Draws `text`; when it extends the text drawn before, only the reply's last block is redrawn. */
+  update(text: string): void;
+}
+
+/** A markdown renderer bound to one window: whole texts, and streams that grow at the end. */
+export interface Markdown {
+  render: MarkdownRenderer;
+  stream: (element: HTMLElement) => MarkdownStream;
+}
+
 /**
  * A renderer bound to `win` (the webview's window, or a jsdom window in tests). `byBlock: false`
  * renders every text whole (the reference the block-by-block rendering is tested against).
  */
 export function createMarkdownRenderer(win: Window, { byBlock = true }: { byBlock?: boolean } = {}): MarkdownRenderer {
+  const markdown = createMarkdown(win);
+  return byBlock ? markdown.render : (text) => markdown.whole(text);
+}
+
+/** The renderer and the streams of `win`, sharing one parser, sanitiser and block cache. */
+export function createMarkdown(win: Window): Markdown & { whole: MarkdownRenderer } {
   const marked = new Marked({
     gfm: true,
     async: false,
@@ -55,6 +74,10 @@ export function createMarkdownRenderer(win: Window, { byBlock = true }: { byBloc
       FORBID_ATTR: ["style"],
       RETURN_DOM_FRAGMENT: true,
     });
+  type Tokens = ReturnType<typeof marked.lexer>;
+  const block = (token: Tokens[number], links: Tokens["links"]): DocumentFragment =>
+    sanitize(marked.parser(Object.assign([token], { links })));
+  const whole: MarkdownRenderer = (text) => sanitize(marked.parse(text) as string);
   // A streamed reply is drawn again after every delta, but only its last block changes: the
   // blocks before it are rendered (highlighted, sanitised) once and cloned from here after.
   const blocks = new Map<string, DocumentFragment>();
@@ -62,10 +85,10 @@ export function createMarkdownRenderer(win: Window, { byBlock = true }: { byBloc
     blocks.set(raw, fragment);
     if (blocks.size > BLOCK_CACHE_SIZE) blocks.delete(blocks.keys().next().value as string);
   };
-  return (markdown) => {
+  const render: MarkdownRenderer = (markdown) => {
     const tokens = marked.lexer(markdown);
     // Reference links tie blocks together; such a reply is rendered whole.
-    if (!byBlock || Object.keys(tokens.links).length > 0) return sanitize(marked.parser(tokens));
+    if (Object.keys(tokens.links).length > 0) return sanitize(marked.parser(tokens));
     const out = win.document.createDocumentFragment();
     tokens.forEach((token, index) => {
       const open = index === tokens.length - 1; // may still grow
@@ -74,10 +97,65 @@ export function createMarkdownRenderer(win: Window, { byBlock = true }: { byBloc
         out.append(cached.cloneNode(true));
         return;
       }
-      const fragment = sanitize(marked.parser(Object.assign([token], { links: tokens.links })));
+      const fragment = block(token, tokens.links);
       if (!open) remember(token.raw, fragment.cloneNode(true) as DocumentFragment);
       out.append(fragment);
     });
     return out;
   };
+  const stream = (element: HTMLElement): MarkdownStream => {
+    let drawn = "";
+    /** Characters of `drawn` covered by blocks that can no longer change (a later block follows them). */
+    let closedLength = 0;
+    /** The last block's nodes: the only ones a longer text can change. */
+    let openNodes: ChildNode[] = [];
+    /** Set once blocks depend on each other (reference links) or the lexer rewrites the text. */
+    let drawWhole = false;
+    const redrawWhole = (text: string): void => {
+      element.replaceChildren(render(text));
+      drawn = text;
+    };
+    return {
+      element,
+      update(text: string): void {
+        if (text === drawn) return;
+        if (drawWhole) return redrawWhole(text);
+        if (!text.startsWith(drawn) || text.includes("\r")) {
+          // Not text added at the end (a redraw, an edit): start again. Carriage returns are
+          // rewritten by the lexer, so its blocks no longer measure the text: drawn whole.
+          element.replaceChildren();
+          drawn = "";
+          closedLength = 0;
+          openNodes = [];
+          if (text.includes("\r")) {
+            drawWhole = true;
+            return redrawWhole(text);
+          }
+        }
+        const tokens = marked.lexer(text.slice(closedLength));
+        // Reference links tie blocks together: from now on the reply is drawn whole.
+        if (Object.keys(tokens.links).length > 0) {
+          drawWhole = true;
+          return redrawWhole(text);
+        }
+        // The last two blocks (blank lines aside) stay open: text added at the end may continue
+        // the last one (an indented line continues a list after blank lines) or join it to the one
+        // before ("2" becomes "2)", the next item of the list above it).
+        let firstOpen = tokens.length - 1;
+        for (let blocks = 0; firstOpen > 0; firstOpen--) {
+          if (tokens[firstOpen].type !== "space" && ++blocks === 2) break;
+        }
+        for (const node of openNodes) node.remove();
+        openNodes = [];
+        tokens.forEach((token, index) => {
+          const fragment = block(token, tokens.links);
+          if (index < firstOpen) closedLength += token.raw.length;
+          else openNodes.push(...fragment.childNodes);
+          element.append(fragment);
+        });
+        drawn = text;
+      },
+    };
+  };
+  return { render, stream, whole };
 }

@@ -5,7 +5,7 @@
 import { entryIdOf, type ChatKind, type ChatMessage, type ToolCard } from "../chatModel";
 import { ACTION_LABELS, actionsFor, type MessageAction } from "../messageActions";
 import { isCollapsedTool, isDiffTool } from "../toolCards";
-import type { MarkdownRenderer } from "./markdown";
+import type { MarkdownRenderer, MarkdownStream } from "./markdown";
 
 const LABELS: Record<ChatKind, string> = {
   user: "user message",
@@ -18,6 +18,8 @@ const LABELS: Record<ChatKind, string> = {
 export interface MessageViewContext {
   document: Document;
   renderMarkdown: MarkdownRenderer;
+  /** A reply's text drawn into `element`, redrawn block by block as it grows. */
+  streamMarkdown: (element: HTMLElement) => MarkdownStream;
   /** Thinking blocks and summary cards the reader opened, by message key, so a redraw keeps them open. */
   openThinking: Set<string>;
   onAction(action: MessageAction, entryId: string, text: string): void;
@@ -98,6 +100,20 @@ function summaryBlock(context: MessageViewContext, message: ChatMessage): HTMLDe
   return disclosure(context, message.key, summaryTitle(message), body);
 }
 
+/** The reply text of each drawn assistant article, so a streamed delta redraws only its last block. */
+const replies = new WeakMap<HTMLElement, MarkdownStream>();
+
+/**
+ * Draws `text` as the reply of an article made by `messageArticle`, in place; false when the
+ * article has no reply text to update (it must then be drawn again).
+ */
+export function updateReplyText(article: HTMLElement, text: string): boolean {
+  const reply = replies.get(article);
+  if (reply === undefined) return false;
+  reply.update(text);
+  return true;
+}
+
 export function messageArticle(context: MessageViewContext, message: ChatMessage): HTMLElement {
   const article = context.document.createElement("article");
   article.setAttribute("aria-label", LABELS[message.kind]);
@@ -105,7 +121,12 @@ export function messageArticle(context: MessageViewContext, message: ChatMessage
   if (message.kind === "assistant") {
     article.classList.add("markdown");
     if (message.thinking) article.append(thinkingBlock(context, message));
-    article.append(context.renderMarkdown(message.text));
+    const body = context.document.createElement("div");
+    body.className = "reply";
+    const reply = context.streamMarkdown(body);
+    reply.update(message.text);
+    replies.set(article, reply);
+    article.append(body);
   } else if (message.kind === "tool" && message.tool) {
     article.append(toolCardView(context, message.tool, message.text));
   } else if (message.kind === "compaction" || message.kind === "branchSummary") {
