@@ -49,8 +49,8 @@ test("a workspace cannot choose the server, the approval policy, tools, the shel
   const fromRepository = { workspaceValue: "auto", workspaceFolderValue: "auto" };
   assert.equal(effectiveValue("approval", fromRepository), undefined);
   assert.equal(effectiveValue("approval", { ...fromRepository, globalValue: "ask" }), "ask");
-  for (const key of ["server.command", "server.python", "server.shared", "shellPath", "shellCommandPrefix", "tools", "sessionDir",
-                     "retry.maxRetries", "retry.provider.maxRetries"]) {
+  const userOnly = ["server.command", "server.python", "server.shared", "shellPath", "shellCommandPrefix", "tools"];
+  for (const key of [...userOnly, "sessionDir", "retry.maxRetries", "retry.provider.maxRetries"]) {
     assert.equal(effectiveValue(key, { workspaceValue: ["evil"] }), undefined, key);
   }
   // Harmless settings follow the most specific scope.
