@@ -482,8 +482,8 @@ class PromptService:
         path = settings.workspace_settings_path
         ignored = [(item.key, item.message) for item in settings.ignored_workspace_settings()]
         found: list[LspDiagnostic] = []
-        if path is not None and ignored:
-            found = await self._in_thread(lambda: settings_file_diagnostics(path, ignored))
+        if path is not None and ignored:  # a small file: not queued behind the prompt builds
+            found = await asyncio.to_thread(settings_file_diagnostics, path, ignored)
         newer = generation != state.settings_generation
         if newer or self._states.get(client) is not state or not state.active:
             return  # a newer change publishes instead; or the client is gone or shut down

@@ -38,6 +38,7 @@ async def test_ignored_workspace_settings_are_reported_once_on_their_keys(tmp_pa
     settings_file = space.write(space.ws / ".pi" / "settings.json", SETTINGS)
     user_settings = str(space.agent / "settings.json")
     async with prompt_server(space, settings={"tools": ["read", "bash"]}) as client:
+        await wait_watching(client, space.ws)  # the server is up (pygls loads after initialize)
         found = await wait_diagnostics(client, settings_file, lambda d: len(d) == 3)
         assert {d.severity for d in found} == {types.DiagnosticSeverity.Warning}
         by_line = {d.range.start.line: d for d in found}
@@ -52,8 +53,8 @@ async def test_ignored_workspace_settings_are_reported_once_on_their_keys(tmp_pa
         assert all(user_settings in d.message and "editor" in d.message for d in found)
 
         # Once: settings that change nothing about them, and a rebuild of the prompt, send nothing new.
-        await wait_watching(client, space.ws)
         sent = _published(client, settings_file)
+        assert sent == 1
         client.workspace_did_change_configuration(
             types.DidChangeConfigurationParams(settings={"pi": {"contextWindow": 1000}})
         )
