@@ -10,6 +10,8 @@ default). What is reported:
 * AGENTS.md / CLAUDE.md: unreadable files (error); a file adding more than
   ``LARGE_CONTEXT_FILE_TOKENS`` tokens (warning); a sibling candidate that pi does not read
   because another name wins in the same directory (information).
+* a workspace's ``.pi/settings.json``: each value the server does not apply (warning, on its key;
+  :func:`settings_file_diagnostics`, the reasons come from the service's trust rules).
 
 The large-file threshold is 8,000 tokens: pi's own prompt is about 1,000 tokens and the default
 context window is 200,000, so one file above 4% of the window is sent with every request and is
@@ -19,12 +21,14 @@ worth flagging, while ordinary instruction files (a few hundred to a few thousan
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
 
 from pi_lsp.prompt.assemble import PromptResult
 from pi_lsp.prompt.context_files import CONTEXT_FILE_NAMES
 from pi_lsp.prompt.frontmatter import KeySpan, frontmatter_key_spans
+from pi_lsp.prompt.json_keys import json_key_spans
 from pi_lsp.prompt.skills import SkillDiagnostic, canonical_path
 from pi_lsp.safe_io import read_text
 
@@ -33,6 +37,7 @@ __all__ = [
     "LARGE_CONTEXT_FILE_TOKENS",
     "LspDiagnostic",
     "PromptFileIndex",
+    "settings_file_diagnostics",
 ]
 
 LARGE_CONTEXT_FILE_TOKENS = 8_000
@@ -232,3 +237,20 @@ class PromptFileIndex:
         if span is not None:
             return text.range(span.line, span.start)
         return text.range(0)
+
+
+def settings_file_diagnostics(
+    path: str, ignored: Sequence[tuple[tuple[str, ...], str]]
+) -> list[LspDiagnostic]:
+    """A warning on a settings file for each ``(key path, message)`` the server does not apply,
+    placed on the key where the file writes it (else on the first line)."""
+    if not ignored:
+        return []
+    text = _FileText.load(path, with_spans=False)
+    spans = json_key_spans("\n".join(text.lines))
+    found: list[LspDiagnostic] = []
+    for key, message in ignored:
+        span = spans.get(key)
+        place = text.range(span.line, span.start, span.end) if span is not None else text.range(0)
+        found.append(_diagnostic(place, WARNING, message))
+    return found

@@ -18,6 +18,9 @@ Domain code lives in :mod:`pi_lsp.prompt`; this service decides *for whom* and *
   which read every covered file once more.
 * A file covered by several roots (the agent dir's AGENTS.md, global skills) gets the union of
   their diagnostics, without duplicates.
+* The client's workspace ``.pi/settings.json`` gets a warning for each value its settings do not
+  apply (``Settings.ignored_workspace_settings``), published after ``initialized`` and again
+  whenever the settings change, but only when that list changed: each is reported once.
 * ``pi/getSystemPrompt`` and hovers wait for pending root changes (:meth:`PromptService.settled`),
   so once a client has an answer, the roots it had added before are watched.
 * Root changes (sessions opened or released, folders, shutdown) are *coalesced*: one sync loop
@@ -45,7 +48,7 @@ import orjson
 from pi_lsp.compaction.tokenizers import shared_tokenizer
 from pi_lsp.paths import path_to_uri
 from pi_lsp.prompt.assemble import PromptResult, SkillListJson, assemble_system_prompt, list_skills
-from pi_lsp.prompt.diagnostics import LspDiagnostic, PromptFileIndex
+from pi_lsp.prompt.diagnostics import LspDiagnostic, PromptFileIndex, settings_file_diagnostics
 from pi_lsp.prompt.watch import PromptWatcher
 from pi_lsp.service.errors import InvalidParams
 from pi_lsp.service.host import SessionHost
@@ -130,6 +133,8 @@ class ClientPromptState:
     active: bool = True
     builds: dict[str, Build] = field(default_factory=dict)
     published: dict[str, list[LspDiagnostic]] = field(default_factory=dict)
+    settings_diagnostics: dict[str, list[LspDiagnostic]] = field(default_factory=dict)
+    settings_generation: int = 0
 
 
 def _merge(lists: Iterable[list[LspDiagnostic]]) -> list[LspDiagnostic]:
@@ -305,6 +310,8 @@ class PromptService:
         state.active = True
         state.folders = list(dict.fromkeys(os.path.normpath(f) for f in folders if f))
         self._spawn_sync()
+        client.settings.on_change = lambda: self._settings_changed(client)
+        self._settings_changed(client)
 
     def folders_changed(self, client: Client, added: Sequence[str], removed: Sequence[str]) -> None:
         """``workspace/didChangeWorkspaceFolders``."""
@@ -334,6 +341,7 @@ class PromptService:
     def disconnect(self, client: Client) -> None:
         """The connection is gone: forget the client (nothing is sent to it any more)."""
         self._states.pop(client, None)
+        client.settings.on_change = None
         self._spawn_sync()
 
     async def aclose(self) -> None:
@@ -459,10 +467,37 @@ class PromptService:
                 self._publish(client, state, build.files | (old.files if old is not None else set()))
             return build
 
+    def _settings_changed(self, client: Client) -> None:
+        """The client's settings changed (a layer was read or replaced): check its workspace file."""
+        if client in self._states:
+            self._spawn(self._publish_settings(client))
+
+    async def _publish_settings(self, client: Client) -> None:
+        """Warnings on the workspace's ``.pi/settings.json`` for the values it may not set; sent
+        only when they differ from what was last sent (each is reported once)."""
+        state = self._state(client)
+        state.settings_generation += 1
+        generation = state.settings_generation
+        settings = client.settings
+        path = settings.workspace_settings_path
+        ignored = [(item.key, item.message) for item in settings.ignored_workspace_settings()]
+        found: list[LspDiagnostic] = []
+        if path is not None and ignored:  # a small file: not queued behind the prompt builds
+            found = await asyncio.to_thread(settings_file_diagnostics, path, ignored)
+        newer = generation != state.settings_generation
+        if newer or self._states.get(client) is not state or not state.active:
+            return  # a newer change publishes instead; or the client is gone or shut down
+        current = {path: found} if path is not None and found else {}
+        if current == state.settings_diagnostics:
+            return
+        previous, state.settings_diagnostics = state.settings_diagnostics, current
+        self._publish(client, state, set(previous) | set(current))
+
     def _publish(self, client: Client, state: ClientPromptState, paths: Iterable[str]) -> None:
         """Send the merged diagnostics of each path (an empty list where nothing is wrong)."""
         for path in sorted(set(paths)):
-            merged = _merge(build.diagnostics.get(path, []) for build in state.builds.values())
+            lists = [build.diagnostics.get(path, []) for build in state.builds.values()]
+            merged = _merge([*lists, state.settings_diagnostics.get(path, [])])
             try:
                 uri = path_to_uri(path)
             except ValueError:  # not an absolute path: nothing an editor could show

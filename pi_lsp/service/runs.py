@@ -740,13 +740,8 @@ def _append_initial(session: OpenSession, entries: list[tuple[str, Any]]) -> lis
 
 
 def _shell_options(settings: Settings) -> dict[str, str | None]:
-    """pi's ``shellPath`` / ``shellCommandPrefix`` settings, for bash and the user's ``!cmd``."""
-    raw = settings.as_dict()
-    path, prefix = raw.get("shellPath"), raw.get("shellCommandPrefix")
-    return {
-        "shell_path": path if isinstance(path, str) and path else None,
-        "shell_command_prefix": prefix if isinstance(prefix, str) and prefix else None,
-    }
+    """pi's ``shellPath`` / ``shellCommandPrefix`` (the user's settings only), for bash and ``!cmd``."""
+    return {"shell_path": settings.shell_path, "shell_command_prefix": settings.shell_command_prefix}
 
 
 def _create_tools(names: list[str], settings: Settings) -> list[Any]:

@@ -2,8 +2,10 @@
 
 Layers, later wins, nested objects merged key by key (arrays and scalars replace):
 ``<agentDir>/settings.json`` → ``<cwd>/.pi/settings.json`` → ``initializationOptions.pi`` →
-``workspace/didChangeConfiguration`` ``settings.pi``. Values of the wrong type are ignored (the
-default applies) and reported once in the log, so one typo never breaks the server.
+``workspace/didChangeConfiguration`` ``settings.pi``. The workspace's file is a cloned
+repository's to write, so only the keys :mod:`~pi_lsp.service.settings_trust` allows are taken
+from it (``approval`` only stricter, ``tools`` only narrower). Values of the wrong type are
+ignored (the default applies) and reported in the log, so one typo never breaks the server.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,12 @@ from pi_lsp.agent.approvals import APPROVAL_MODES, DEFAULT_APPROVAL, stricter
 from pi_lsp.agent.queue import QUEUE_MODES
 from pi_lsp.agent.runner import RetrySettings
 from pi_lsp.agent_dir import SESSION_DIR_ENV, agent_dir, expand_home
+from pi_lsp.service.settings_trust import (
+    IgnoredSetting,
+    ignored_workspace_settings,
+    narrowed_tools,
+    workspace_layer,
+)
 from pi_lsp.session.paths import default_session_dir
 from pi_lsp.settings_file import global_settings_path, project_settings_path, read_settings_file
 
@@ -85,6 +93,9 @@ class Settings:
         self._init: dict[str, Any] = {}
         self._client: dict[str, Any] = {}
         self._merged: dict[str, Any] = {}
+        self._trusted: dict[str, Any] = {}
+        self.on_change: Callable[[], None] | None = None
+        """Called after any layer changed (the server republishes the settings file's diagnostics)."""
         if load:
             self.reload_files()
 
@@ -108,8 +119,8 @@ class Settings:
             self._use_files(files)
 
     def _use_files(self, layers: tuple[dict[str, Any], dict[str, Any]]) -> None:
-        self._agent_file, self._project_file = layers  # kept apart: a workspace cannot loosen approval
-        self._files = deep_merge(*layers)
+        self._agent_file, self._project_file = layers  # kept apart: see settings_trust
+        self._files = deep_merge(self._agent_file, workspace_layer(self._project_file))
         self._remerge()
 
     async def set_cwd(self, cwd: str | None) -> None:
@@ -132,6 +143,9 @@ class Settings:
 
     def _remerge(self) -> None:
         self._merged = deep_merge(deep_merge(self._files, self._init), self._client)
+        self._trusted = deep_merge(deep_merge(self._agent_file, self._init), self._client)
+        if self.on_change is not None:
+            self.on_change()
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self._merged)
@@ -198,7 +212,12 @@ class Settings:
 
     @property
     def tools(self) -> list[str]:
-        value = self._get("tools", list, None)
+        """The enabled tools; a workspace's ``tools`` list may narrow the user's, never add to them."""
+        return narrowed_tools(self._user_tools, self._project_file.get("tools"))
+
+    @property
+    def _user_tools(self) -> list[str]:
+        value = self._get("tools", list, None, self._trusted)
         if value is None or not all(isinstance(name, str) for name in value):
             return list(DEFAULT_TOOLS)
         return list(value)
@@ -206,11 +225,37 @@ class Settings:
     @property
     def approval(self) -> str:
         """The approval mode; a workspace's ``.pi/settings.json`` may tighten it, never loosen it."""
-        trusted = deep_merge(deep_merge(self._agent_file, self._init), self._client)
-        value = self._get("approval", str, DEFAULT_APPROVAL, trusted)
-        mode = value if value in APPROVAL_MODES else DEFAULT_APPROVAL
         project = self._project_file.get("approval")
-        return stricter(mode, project if isinstance(project, str) else None)
+        return stricter(self._user_approval, project if isinstance(project, str) else None)
+
+    @property
+    def _user_approval(self) -> str:
+        value = self._get("approval", str, DEFAULT_APPROVAL, self._trusted)
+        return value if value in APPROVAL_MODES else DEFAULT_APPROVAL
+
+    @property
+    def shell_path(self) -> str | None:
+        """pi's ``shellPath`` (the user's layers only)."""
+        return self._get("shellPath", str, None) or None
+
+    @property
+    def shell_command_prefix(self) -> str | None:
+        """pi's ``shellCommandPrefix`` (the user's layers only)."""
+        return self._get("shellCommandPrefix", str, None) or None
+
+    # -------------------------------------------------------------- the workspace's file
+
+    @property
+    def workspace_settings_path(self) -> str | None:
+        """``<cwd>/.pi/settings.json``, the one layer a cloned repository writes."""
+        return project_settings_path(self.cwd) if self.cwd else None
+
+    def ignored_workspace_settings(self) -> list[IgnoredSetting]:
+        """The workspace's values that are not applied, each with why and where to set it instead."""
+        where = f"{global_settings_path(str(agent_dir()))} or in your editor's pi settings"
+        return ignored_workspace_settings(
+            self._project_file, user_tools=self._user_tools, user_approval=self._user_approval, where=where
+        )
 
     @property
     def retry(self) -> RetrySettings:

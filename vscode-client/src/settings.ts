@@ -39,8 +39,9 @@ export const SERVER_SETTINGS: Readonly<Record<string, Kind>> = {
 
 /**
  * Settings a repository must not choose for its user (they run programs, widen what the agent may
- * do or move where sessions are written): read from the user's own settings only, never from a
- * workspace's `.vscode/settings.json` (package.json also gives them `machine` scope).
+ * do, move where sessions are written or repeat paid model calls): read from the user's own
+ * settings only, never from a workspace's `.vscode/settings.json` (package.json also gives them
+ * `machine` scope). The server applies the same rule to a workspace's `.pi/settings.json`.
  */
 export const USER_ONLY_SETTINGS: ReadonlySet<string> = new Set([
   "server.command",
@@ -51,6 +52,8 @@ export const USER_ONLY_SETTINGS: ReadonlySet<string> = new Set([
   "tools",
   "shellPath",
   "shellCommandPrefix",
+  "retry.maxRetries",
+  "retry.provider.maxRetries",
 ]);
 
 function accepted(kind: Kind, value: unknown): boolean {

@@ -45,11 +45,12 @@ test("nested keys of every depth, lists and objects are sent as the protocol nes
   assert.deepEqual(piSettings((key) => ({ thinkingBudgets: {}, tools: ["read", 1] })[key]), {});
 });
 
-test("a workspace cannot choose the server, the approval policy, tools or the shell", () => {
+test("a workspace cannot choose the server, the approval policy, tools, the shell or retry counts", () => {
   const fromRepository = { workspaceValue: "auto", workspaceFolderValue: "auto" };
   assert.equal(effectiveValue("approval", fromRepository), undefined);
   assert.equal(effectiveValue("approval", { ...fromRepository, globalValue: "ask" }), "ask");
-  for (const key of ["server.command", "server.python", "server.shared", "shellPath", "shellCommandPrefix", "tools", "sessionDir"]) {
+  const userOnly = ["server.command", "server.python", "server.shared", "shellPath", "shellCommandPrefix", "tools"];
+  for (const key of [...userOnly, "sessionDir", "retry.maxRetries", "retry.provider.maxRetries"]) {
     assert.equal(effectiveValue(key, { workspaceValue: ["evil"] }), undefined, key);
   }
   // Harmless settings follow the most specific scope.
