@@ -4,6 +4,8 @@ never written through (the server-level tests are in ``test_approval_paths.py``)
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from pathlib import Path
 
@@ -209,3 +211,25 @@ async def test_a_file_changed_after_its_approval_is_not_overwritten(tmp_path: Pa
     ctx.checked.record("4", CheckedTarget(file_target("n.txt", str(tmp_path)), content_digest(b"theirs")))
     await write.execute("4", {"path": "n.txt", "content": "model"}, ctx)
     assert (tmp_path / "n.txt").read_text() == "model"
+
+
+async def test_a_fifo_or_device_behind_a_path_is_never_read(world: tuple[Path, Path]) -> None:
+    """A symlink to a FIFO (or ``/dev/zero``) would block, or fill memory, while the approval
+    preview read it; the preview treats it as no file, and edit refuses it."""
+    ws, out = world
+    fifo = out / "pipe"
+    os.mkfifo(fifo)
+    os.symlink(fifo, ws / "pipe")
+    write, edit = create_tools(["write", "edit"])
+    ctx = ToolContext(cwd=str(ws))
+    try:
+        preview = await asyncio.wait_for(write.preview({"path": "pipe", "content": "x"}, ctx), 10)
+        assert preview is not None and preview["path"] == str(fifo) and "--- /dev/null" in preview["diff"]
+        args = {"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}
+        planned = await asyncio.wait_for(edit.preview(args, ctx), 10)
+        assert planned is not None and "not a regular file" in planned["error"]
+        with pytest.raises(ToolError, match="not a regular file"):
+            await asyncio.wait_for(edit.execute("1", args, ctx), 10)
+    finally:  # a reader still blocked in open (the code before the fix) is let go
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))

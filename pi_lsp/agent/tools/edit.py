@@ -39,6 +39,7 @@ from pi_lsp.agent.tools.targets import (
 )
 from pi_lsp.jscompat import errno_code as error_code
 from pi_lsp.prompt import pi_text
+from pi_lsp.regular_files import open_regular
 
 NO_EDITS = "Edit tool input is invalid. edits must contain at least one replacement."
 
@@ -127,6 +128,8 @@ def _check_editable(real: str, path: str) -> None:
         raise ToolError(f"Could not edit file: {path}. Error code: {error_code(exc)}.") from exc
     if os.path.isdir(real):
         raise ToolError("EISDIR: illegal operation on a directory, read")
+    if not os.path.isfile(real):  # pi would read a FIFO or /dev/zero forever
+        raise ToolError(f"Could not edit file: {path}. It is not a regular file (a FIFO, socket or device).")
 
 
 def _change(raw: str, path: str, edits: list[Replacement]) -> tuple[str, str, str]:
@@ -140,7 +143,7 @@ def _change(raw: str, path: str, edits: list[Replacement]) -> tuple[str, str, st
 def _planned_change(target: FileTarget, path: str, edits: list[Replacement]) -> tuple[bytes, str, str]:
     """(bytes now, file text now, file text after) without writing."""
     _check_editable(target.real, path)
-    with open(target.real, "rb") as handle:
+    with open_regular(target.real) as handle:
         data = handle.read()
     raw = decode_text(data)
     return data, raw, _change(raw, path, edits)[2]

@@ -22,6 +22,7 @@ from pi_lsp.agent.tools.nofollow import SymlinkInPath, entry_info, open_folder, 
 from pi_lsp.agent.tools.targets import CHANGED, SYMLINKED, FileTarget, content_digest
 from pi_lsp.atomic_file import TempFileError, replace_at
 from pi_lsp.jscompat import node_error_message as node_message
+from pi_lsp.regular_files import open_regular
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -149,9 +150,10 @@ def write_file(target: FileTarget, data: bytes, *, approved: str | None = None) 
 
 
 def read_for_diff(path: str) -> bytes | None:
-    """The file's bytes for a preview diff, or None when there is no readable file yet."""
+    """The file's bytes for a preview diff, or None when there is no readable regular file (a
+    FIFO or a device, e.g. a symlink to ``/dev/zero``, is never read: it would block or not end)."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             return handle.read()
     except OSError:
         return None

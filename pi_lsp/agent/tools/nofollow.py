@@ -15,8 +15,10 @@ import errno
 import os
 import stat
 
+from pi_lsp.regular_files import check_regular
+
 _FOLDER_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class SymlinkInPath(Exception):
@@ -90,8 +92,9 @@ def entry_info(folder_fd: int, name: str) -> os.stat_result | None:
 
 
 def read_entry(folder_fd: int, name: str, path: str) -> tuple[bytes, os.stat_result]:
-    """The bytes of the file ``name`` in the folder, and its stat; a symlink there is
-    :class:`SymlinkInPath` (``path``: the file's full path, for messages)."""
+    """The bytes of the regular file ``name`` in the folder, and its stat; a symlink there is
+    :class:`SymlinkInPath`, anything else but a regular file a ``FileProblem`` (``path``: the
+    file's full path, for messages)."""
     try:
         fd = os.open(name, _READ_FLAGS, dir_fd=folder_fd)
     except OSError as error:
@@ -99,7 +102,8 @@ def read_entry(folder_fd: int, name: str, path: str) -> tuple[bytes, os.stat_res
             raise SymlinkInPath(path) from error
         raise
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+        info = check_regular(handle.fileno(), path)
+        os.set_blocking(handle.fileno(), True)
         return handle.read(), info
 
 
