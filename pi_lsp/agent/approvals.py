@@ -3,8 +3,9 @@
 pi itself never asks ("No permission popups"); editors expect to. The contract's setting
 ``approval`` picks: ``auto`` (pi's behaviour), ``acceptEdits`` (default: ask before ``bash``, and
 before ``edit``/``write`` outside the workspace folders) or ``ask`` (ask before ``bash``, ``edit``
-and ``write``). Read-only tools never ask. ``allowAlways`` covers a tool for the rest of the session
-(for ``bash`` only that exact command).
+and ``write``). Read-only tools never ask. "Outside" is judged on the file the call really changes
+(:func:`check_call`), against the editor's workspace folders only. ``allowAlways`` covers a tool
+for the rest of the session (for ``bash`` only that exact command).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from pi_lsp.agent.tools.targets import FileTarget, file_target, preview_fields
 
 APPROVAL_MODES = ("auto", "acceptEdits", "ask")
 DEFAULT_APPROVAL = "acceptEdits"
@@ -34,26 +37,47 @@ def stricter(first: str, second: str | None) -> str:
     return second if _STRICTNESS[second] > _STRICTNESS[first] else first
 
 
-def tool_path(args: Mapping[str, Any], cwd: str) -> str | None:
-    """The absolute path an ``edit``/``write`` call targets (pi resolves against the cwd)."""
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@dataclass(frozen=True)
+class CallCheck:
+    """What the policy judged of one tool call, against the editor's workspace folders.
+
+    ``target``: the file an ``edit``/``write`` changes (symlinks followed, ``targets.py``);
+    ``outside``: that file lies outside every workspace folder; ``cwd_outside``: the session's cwd
+    does (a session file's header names its cwd, and a cloned repository can ship one saying
+    ``/``: the cwd never widens the boundary, and when it lies outside, every call that changes
+    something asks, whatever its path).
+    """
+
+    target: FileTarget | None
+    outside: bool
+    cwd_outside: bool
+
+    def needs_approval(self, mode: str, tool_name: str) -> bool:
+        return needs_approval(mode, tool_name, self.outside or self.cwd_outside)
+
+    def preview_fields(self) -> dict[str, Any]:
+        """What the approval preview says of the boundary (and the file judged, for edit/write)."""
+        fields: dict[str, Any] = {}
+        if self.target is not None:
+            fields.update(preview_fields(self.target), outsideWorkspace=self.outside)
+        if self.cwd_outside:
+            fields["cwdOutsideWorkspace"] = True
+        return fields
+
+
+def check_call(tool_name: str, args: Mapping[str, Any], cwd: str, folders: Iterable[str]) -> CallCheck:
+    """Judge a call against the workspace ``folders`` (real paths compared; none: all is outside)."""
+    roots = [os.path.realpath(folder) for folder in folders]
+    cwd_outside = not any(_under(os.path.realpath(cwd), root) for root in roots)
     path = args.get("path")
-    if not isinstance(path, str) or not path:
-        return None
-    if path.startswith("@"):
-        path = path[1:]
-    if path == "~" or path.startswith("~/"):
-        path = os.path.expanduser(path)
-    return os.path.normpath(os.path.join(cwd, path))
-
-
-def is_outside(path: str, roots: Iterable[str]) -> bool:
-    """Whether ``path`` (symlinks resolved) lies outside every workspace root."""
-    real = os.path.realpath(path)
-    for root in roots:
-        base = os.path.realpath(root)
-        if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
-            return False
-    return True
+    if tool_name not in MUTATING_TOOLS or not isinstance(path, str) or not path:
+        return CallCheck(None, False, cwd_outside)
+    target = file_target(path, cwd)
+    return CallCheck(target, not any(_under(target.real, root) for root in roots), cwd_outside)
 
 
 def needs_approval(mode: str, tool_name: str, outside_workspace: bool) -> bool:

@@ -16,7 +16,9 @@ from pi_lsp.paths import file_uri_path
 
 
 def _key(path: str) -> str:
-    return os.path.realpath(os.path.abspath(path))
+    """The real path, symlinks followed as the kernel does (no lexical ``..`` folding first: the
+    editing tools change ``realpath(path)``, so that is the file whose buffer counts)."""
+    return os.path.realpath(path)
 
 
 class EditorDocuments:

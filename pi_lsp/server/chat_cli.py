@@ -127,6 +127,8 @@ class TerminalChat:
         if preview.get("diff"):
             self.renderer.line(preview["diff"])
         where = " (outside the workspace)" if preview.get("outsideWorkspace") else ""
+        if preview.get("cwdOutsideWorkspace"):
+            where += f" (the session's folder {request.get('cwd')} is outside the workspace)"
         question = f"Allow {request.get('toolName')} {what}{where}? [y]es / [a]lways / [N]o: "
         self.renderer.line("")
         try:

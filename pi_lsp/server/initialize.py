@@ -16,13 +16,15 @@ def _uri_path(uri: Any) -> str | None:
     return uri_to_path(uri) if isinstance(uri, str) and uri else None
 
 
-def workspace_root(params: dict[str, Any]) -> str | None:
-    """The first workspace folder, else ``rootUri``, else ``rootPath``."""
+def workspace_folders(params: dict[str, Any]) -> list[str]:
+    """Every workspace folder, else ``[rootUri]``, else ``[rootPath]``, else none."""
     folders = params.get("workspaceFolders")
-    if isinstance(folders, list) and folders and isinstance(folders[0], dict):
-        return _uri_path(folders[0].get("uri"))
+    if isinstance(folders, list) and folders:
+        paths = [_uri_path(f.get("uri")) for f in folders if isinstance(f, dict)]
+        return [path for path in paths if path]
     root_path = params.get("rootPath")
-    return _uri_path(params.get("rootUri")) or (root_path if isinstance(root_path, str) else None)
+    root = _uri_path(params.get("rootUri")) or (root_path if isinstance(root_path, str) else None)
+    return [root] if root else []
 
 
 def declares_approvals(params: dict[str, Any]) -> bool:
@@ -35,7 +37,8 @@ def declares_approvals(params: dict[str, Any]) -> bool:
 
 async def apply_initialize(client: Client, params: dict[str, Any]) -> None:
     """Workspace root, initialization options, approvals capability and the workspace's settings."""
-    root = workspace_root(params)
+    client.workspace_folders = workspace_folders(params)
+    root = client.workspace_folders[0] if client.workspace_folders else None
     client.workspace_root = root
     client.settings.set_initialization_options(params.get("initializationOptions"))
     client.approvals = declares_approvals(params)

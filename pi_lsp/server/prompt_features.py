@@ -50,6 +50,7 @@ def install(server: LanguageServer, ctx: Context) -> None:
     def on_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
         added = [uri_to_path(folder.uri) for folder in params.event.added or []]
         removed = [uri_to_path(folder.uri) for folder in params.event.removed or []]
+        ctx.client.change_folders(added, removed)  # the approval policy's boundary
         prompt.folders_changed(ctx.client, added, removed)
 
     @server.feature(types.SHUTDOWN)

@@ -37,6 +37,9 @@ class Client:
     settings: Settings = field(default_factory=lambda: Settings(load=False))  # read at initialize
     notify: Notify = _no_notify  # the connection's raw sink: services use notifications.send
     workspace_root: str | None = None
+    #: Every workspace folder (``initialize``, then ``workspace/didChangeWorkspaceFolders``): the
+    #: boundary of the approval policy. Empty (an editor with a single file): everything is outside.
+    workspace_folders: list[str] = field(default_factory=list)
     active: str | None = None
     open: set[str] = field(default_factory=set)
     id: int = field(default_factory=lambda: next(_client_ids))
@@ -48,6 +51,11 @@ class Client:
     def default_cwd(self) -> str:
         """The first workspace folder, else the server's working directory."""
         return self.workspace_root or os.getcwd()
+
+    def change_folders(self, added: list[str], removed: list[str]) -> None:
+        """``workspace/didChangeWorkspaceFolders``."""
+        kept = [folder for folder in self.workspace_folders if folder not in removed]
+        self.workspace_folders = kept + [folder for folder in added if folder not in kept]
 
     def resolve_path(self, value: str) -> str:
         """A path param of this client's: URI, ``~`` or relative to the workspace, made absolute."""

@@ -15,20 +15,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pi_lsp.agent.approvals import (
-    DENIED,
-    NO_CAPABILITY,
-    UNANSWERED,
-    AllowList,
-    is_outside,
-    needs_approval,
-    tool_path,
-)
+from pi_lsp.agent.approvals import DENIED, NO_CAPABILITY, UNANSWERED, AllowList, check_call
 from pi_lsp.agent.documents import EditorDocuments
 from pi_lsp.agent.loop import LoopHooks, Message, now_ms
 from pi_lsp.agent.queue import MessageQueues
 from pi_lsp.agent.runner import CompactionDecision, CompactionHooks, Runner, RunResult
 from pi_lsp.agent.tools import ToolContext, create_tools, validate_tool_arguments
+from pi_lsp.agent.tools.targets import ChangePlan, CheckedTarget, CheckedTargets, content_digest
 from pi_lsp.agent.tools.user_bash import run_user_bash
 from pi_lsp.agent_dir import agent_dir
 from pi_lsp.llm.anthropic_client import create_async_client
@@ -88,6 +81,7 @@ class ChatState:
     task: asyncio.Task[RunResult] | None = None
     allow: AllowList = field(default_factory=AllowList)
     approvals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    checked: CheckedTargets = field(default_factory=CheckedTargets)  # edit/write: the file judged
     entry_of: dict[int, str] = field(default_factory=dict)
     last_event: str | None = None  # the type of the last pi/event sent
 
@@ -297,6 +291,7 @@ class RunService:
             chat.task = None
             chat.starter = None
             chat.approvals.clear()
+            chat.checked.clear()
             session.busy = None if session.busy == "prompt" else session.busy
             self.host.unpin(session)
             if self.host.registry.get(session.id) is not session:
@@ -348,8 +343,9 @@ class RunService:
 
         def tool_context(on_update: Callable[[Any], None]) -> Any:
             return ToolContext(
-                cwd=cwd, abort=runner_ref[0].abort_event, documents=documents, on_update=on_update
-            )
+                cwd=cwd, abort=runner_ref[0].abort_event, documents=documents, on_update=on_update,
+                checked=chat.checked,
+            )  # fmt: skip
 
         async def persist(message: Message) -> str | None:
             if message.get("role") == "user":
@@ -455,27 +451,25 @@ class RunService:
         """The ``beforeToolCall`` hook: None lets the tool run, a text blocks it (pi's blocked result)."""
         name = tool.name
         cwd = session.manager.cwd
-        target = tool_path(args, cwd) if name in ("edit", "write") else None
-        roots = [cwd] + ([client.workspace_root] if client.workspace_root else [])
-        outside = target is not None and is_outside(target, roots)
-        if not needs_approval(settings.approval, name, outside) or chat.allow.covers(name, args):
+        call_id = str(call.get("id"))
+        check = check_call(name, args, cwd, client.workspace_folders)
+        if check.target is not None:  # the file the tool will write: exactly the one judged here
+            chat.checked.record(call_id, CheckedTarget(check.target))
+        if not check.needs_approval(settings.approval, name) or chat.allow.covers(name, args):
             return None
         if not self.approvers.can_ask(session.id, client):  # no approval_request nobody can answer
             return NO_CAPABILITY.format(tool=name)
         preview: dict[str, Any] = {}
+        plan: ChangePlan | None = None
         try:
-            from pi_lsp.agent.tools import ToolContext
-
             context = ToolContext(
                 cwd=cwd, abort=runner.abort_event, documents=None, on_update=lambda _r: None
             )
-            preview = dict(await tool.preview(args, context) or {})
+            plan = await tool.plan_change(args, context)
+            preview = dict(plan.preview if plan is not None else await tool.preview(args, context) or {})
         except Exception as error:
             log.debug("approval preview failed: %s", redact(str(error)))
-        if target is not None:
-            preview.setdefault("path", target)
-            preview["outsideWorkspace"] = outside
-        call_id = str(call.get("id"))
+        preview.update(check.preview_fields())
         request: dict[str, Any] = {
             "sessionId": session.id,
             "toolCallId": call_id,
@@ -502,6 +496,8 @@ class RunService:
         if decision == "allowAlways":
             chat.allow.add(name, args)
         if decision in ("allow", "allowAlways"):
+            if plan is not None and check.target is not None:  # hold the file to the diff shown
+                chat.checked.record(call_id, CheckedTarget(check.target, content_digest(plan.before)))
             return None
         if reason:
             return reason

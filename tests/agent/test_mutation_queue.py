@@ -12,8 +12,9 @@ import pytest
 from pi_lsp import atomic_file
 from pi_lsp.agent.tools import ToolContext, create_tools
 from pi_lsp.agent.tools.base import ToolError
-from pi_lsp.agent.tools.files import replace_file
+from pi_lsp.agent.tools.files import held_folder, replace_held
 from pi_lsp.agent.tools.mutation_queue import file_mutation, pending_files
+from pi_lsp.agent.tools.targets import FileTarget
 
 
 async def test_parallel_edits_of_one_file_all_land(tmp_path: Path) -> None:
@@ -75,22 +76,28 @@ async def test_write_keeps_mode_and_symlink(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["alias", "script.sh"]
 
 
+def _replace(path: Path, data: bytes) -> None:
+    target = FileTarget(str(path), str(path))
+    with held_folder(target, create=False) as folder_fd:
+        replace_held(folder_fd, target, data)
+
+
 def test_replace_file_words_failures_as_node_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No temp file can be made (the folder is missing): node's ``open`` failure; the write itself
     fails (disk full): a ``write`` failure, and no temp file is left behind."""
     missing = tmp_path / "gone" / "a.txt"
     with pytest.raises(ToolError) as opened:
-        replace_file(str(missing), b"x")
+        _replace(missing, b"x")
     assert str(opened.value) == f"ENOENT: no such file or directory, open '{missing}'"
 
     target = tmp_path / "a.txt"
     target.write_text("old")
 
-    def disk_full(*_args: object) -> None:
+    def disk_full(*_args: object, **_kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(atomic_file.os, "replace", disk_full)
     with pytest.raises(ToolError) as wrote:
-        replace_file(str(target), b"new")
+        _replace(target, b"new")
     assert str(wrote.value) == f"ENOSPC: no space left on device, write '{target}'"
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["a.txt"]

@@ -6,7 +6,16 @@ export interface ApprovalRequest {
   toolName: string;
   args: Record<string, unknown>;
   cwd: string;
-  preview?: { path?: string; diff?: string; command?: string; outsideWorkspace?: boolean };
+  preview?: {
+    path?: string;
+    /** The path as the model wrote it, when the real file (`path`, symlinks followed) differs. */
+    requestedPath?: string;
+    diff?: string;
+    command?: string;
+    outsideWorkspace?: boolean;
+    /** The session's folder (`cwd`) lies outside every workspace folder: every change asks. */
+    cwdOutsideWorkspace?: boolean;
+  };
 }
 
 export type ApprovalChoice = "Allow" | "Allow always" | "Deny";
@@ -24,10 +33,11 @@ export function approvalQuestion(request: ApprovalRequest): { message: string; d
   const preview = request.preview ?? {};
   const where = preview.path ? ` ${preview.path}` : "";
   const outside = preview.outsideWorkspace ? " (outside the workspace)" : "";
+  const cwd = preview.cwdOutsideWorkspace ? ` — the session's folder ${request.cwd} is outside the workspace` : "";
   const message =
     preview.command !== undefined
-      ? `pi wants to run: ${preview.command}`
-      : `pi wants to ${request.toolName}${where}${outside}`;
+      ? `pi wants to run: ${preview.command}${cwd}`
+      : `pi wants to ${request.toolName}${where}${outside}${cwd}`;
   let detail = preview.diff ?? preview.command ?? JSON.stringify(request.args, null, 2);
   if (detail.length > DETAIL_LIMIT) detail = `${detail.slice(0, DETAIL_LIMIT)}\n… (the whole diff is open in an editor)`;
   return { message, detail };

@@ -23,6 +23,24 @@ test("an edit shows its path, whether it is outside the workspace, and the diff 
   assert.ok(q.detail.length < DETAIL_LIMIT + 100);
 });
 
+test("a session whose folder is outside the workspace says so, for commands and edits", () => {
+  const outside = { ...base, cwd: "/" };
+  const run = approvalQuestion({
+    ...outside,
+    toolName: "bash",
+    args: {},
+    preview: { command: "ls", cwdOutsideWorkspace: true },
+  });
+  assert.equal(run.message, "pi wants to run: ls — the session's folder / is outside the workspace");
+  const write = approvalQuestion({
+    ...outside,
+    toolName: "write",
+    args: {},
+    preview: { path: "/w/a.txt", diff: "+a", outsideWorkspace: false, cwdOutsideWorkspace: true },
+  });
+  assert.equal(write.message, "pi wants to write /w/a.txt — the session's folder / is outside the workspace");
+});
+
 test("each choice maps to the protocol's decision; dismissing denies with a reason", () => {
   assert.deepEqual(approvalAnswer("Allow"), { decision: "allow" });
   assert.deepEqual(approvalAnswer("Allow always"), { decision: "allowAlways" });

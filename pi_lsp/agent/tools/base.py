@@ -17,6 +17,7 @@ from pi_lsp.aborts import done_before_abort
 
 if TYPE_CHECKING:
     from pi_lsp.agent.documents import EditorDocuments
+    from pi_lsp.agent.tools.targets import ChangePlan, CheckedTargets
 
 T = TypeVar("T")
 
@@ -52,12 +53,14 @@ def _ignore_update(_result: ToolResult) -> None:
 
 @dataclass
 class ToolContext:
-    """What a tool call runs against: the session's cwd, the run's abort flag, editor buffers."""
+    """What a tool call runs against: the session's cwd, the run's abort flag, editor buffers, and
+    what the approval check judged of each ``edit``/``write`` call (``targets.py``)."""
 
     cwd: str
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     documents: EditorDocuments | None = None
     on_update: Callable[[ToolResult], None] = _ignore_update
+    checked: CheckedTargets | None = None
 
 
 class Tool(ABC):
@@ -81,6 +84,10 @@ class Tool(ABC):
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any] | None:
         """What an approval prompt shows, computed without changing anything; None = nothing."""
+        return None
+
+    async def plan_change(self, args: dict[str, Any], ctx: ToolContext) -> ChangePlan | None:
+        """For a tool that changes a file: which file, its bytes now and the preview; None for others."""
         return None
 
     @abstractmethod

@@ -18,12 +18,28 @@ from pi_lsp.agent.tools.edit_match import (
     strip_bom,
 )
 from pi_lsp.agent.tools.editor_guard import refuse_unsaved
-from pi_lsp.agent.tools.files import decode_text, encode_text, replace_file
+from pi_lsp.agent.tools.files import (
+    decode_text,
+    encode_text,
+    held_folder,
+    read_for_diff,
+    read_held,
+    refuse_changed,
+    replace_held,
+)
 from pi_lsp.agent.tools.mutation_queue import file_mutation
-from pi_lsp.agent.tools.paths import resolve_to_cwd
 from pi_lsp.agent.tools.schemas import EDIT_PARAMETERS
+from pi_lsp.agent.tools.targets import (
+    ChangePlan,
+    FileTarget,
+    approved_content,
+    content_digest,
+    file_target,
+    preview_fields,
+)
 from pi_lsp.jscompat import errno_code as error_code
 from pi_lsp.prompt import pi_text
+from pi_lsp.regular_files import open_regular
 
 NO_EDITS = "Edit tool input is invalid. edits must contain at least one replacement."
 
@@ -65,23 +81,29 @@ class EditTool(Tool):
         rest = {k: v for k, v in prepared.items() if k not in ("oldText", "newText")}
         return {**rest, "edits": edits}
 
-    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any] | None:
+    async def plan_change(self, args: dict[str, Any], ctx: ToolContext) -> ChangePlan:
         """The unified diff the edit would make, or ``error`` when it would fail (nothing written)."""
-        absolute = resolve_to_cwd(args["path"], ctx.cwd)
+        target = file_target(args["path"], ctx.cwd)
+        fields = preview_fields(target)
         try:
             edits = _replacements(args)
-            before, after = await asyncio.to_thread(_planned_change, absolute, args["path"], edits)
+            raw, before, after = await asyncio.to_thread(_planned_change, target, args["path"], edits)
         except ToolError as exc:
-            return {"path": absolute, "error": str(exc)}
-        return {"path": absolute, "diff": unified_diff(absolute, before, after)}
+            now = await asyncio.to_thread(read_for_diff, target.real)
+            return ChangePlan(target, now, {**fields, "error": str(exc)})
+        return ChangePlan(target, raw, {**fields, "diff": unified_diff(target.real, before, after)})
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any] | None:
+        return (await self.plan_change(args, ctx)).preview
 
     async def execute(self, tool_call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         edits = _replacements(args)
         path: str = args["path"]
-        absolute = resolve_to_cwd(path, ctx.cwd)
-        async with file_mutation(absolute):
-            refuse_unsaved(ctx, absolute, path)
-            work = asyncio.to_thread(_edit_file, absolute, path, edits)
+        target = file_target(path, ctx.cwd)
+        approved = approved_content(ctx, tool_call_id, target, path)
+        async with file_mutation(target.real):
+            refuse_unsaved(ctx, target.real, path)
+            work = asyncio.to_thread(_edit_file, target, path, edits, approved)
             diff, first_changed = await until_aborted(work, ctx.abort)
         details: dict[str, Any] = {"diff": diff}
         if first_changed is not None:
@@ -96,33 +118,46 @@ def _replacements(args: dict[str, Any]) -> list[Replacement]:
     return [Replacement(e["oldText"], e["newText"]) for e in edits]
 
 
-def _load(absolute: str, path: str) -> str:
-    """The file's text, failing with pi's ``Could not edit file`` when it is not readable+writable."""
+def _check_editable(real: str, path: str) -> None:
+    """pi's ``Could not edit file`` when the file is not readable+writable, EISDIR for a folder."""
     try:
-        os.stat(absolute)
-        if not os.access(absolute, os.R_OK | os.W_OK):
+        os.stat(real)
+        if not os.access(real, os.R_OK | os.W_OK):
             raise PermissionError(13, "Permission denied")
     except OSError as exc:
         raise ToolError(f"Could not edit file: {path}. Error code: {error_code(exc)}.") from exc
-    if os.path.isdir(absolute):
+    if os.path.isdir(real):
         raise ToolError("EISDIR: illegal operation on a directory, read")
-    with open(absolute, "rb") as handle:
-        return decode_text(handle.read())
+    if not os.path.isfile(real):  # pi would read a FIFO or /dev/zero forever
+        raise ToolError(f"Could not edit file: {path}. It is not a regular file (a FIFO, socket or device).")
 
 
-def _planned_change(absolute: str, path: str, edits: list[Replacement]) -> tuple[str, str]:
-    """(file text now, file text after) without writing: BOM and line endings as they would be."""
-    raw = _load(absolute, path)
+def _change(raw: str, path: str, edits: list[Replacement]) -> tuple[str, str, str]:
+    """(the LF text matched against, the LF result, the result as the file will hold it: BOM and
+    line endings kept) of applying ``edits`` to the file text ``raw``."""
     bom, text = strip_bom(raw)
-    ending = detect_line_ending(text)
-    _base, result = apply_replacements(normalize_to_lf(text), edits, path)
-    return raw, bom + restore_line_endings(result, ending)
-
-
-def _edit_file(absolute: str, path: str, edits: list[Replacement]) -> tuple[str, int | None]:
-    raw = _load(absolute, path)
-    bom, text = strip_bom(raw)
-    ending = detect_line_ending(text)
     base, result = apply_replacements(normalize_to_lf(text), edits, path)
-    replace_file(absolute, encode_text(bom + restore_line_endings(result, ending)))
+    return base, result, bom + restore_line_endings(result, detect_line_ending(text))
+
+
+def _planned_change(target: FileTarget, path: str, edits: list[Replacement]) -> tuple[bytes, str, str]:
+    """(bytes now, file text now, file text after) without writing."""
+    _check_editable(target.real, path)
+    with open_regular(target.real) as handle:
+        data = handle.read()
+    raw = decode_text(data)
+    return data, raw, _change(raw, path, edits)[2]
+
+
+def _edit_file(
+    target: FileTarget, path: str, edits: list[Replacement], approved: str | None
+) -> tuple[str, int | None]:
+    """Read, check against what was approved, replace; the file is written only if it is still
+    the one read when the new text is ready."""
+    _check_editable(target.real, path)
+    with held_folder(target, create=False) as folder_fd:
+        data, read = read_held(folder_fd, target)
+        refuse_changed(approved, content_digest(data), target, "edit")
+        base, result, after = _change(decode_text(data), path, edits)
+        replace_held(folder_fd, target, encode_text(after), read=read, tool="edit")
     return numbered_diff(base, result)

@@ -12,7 +12,8 @@ def unsaved_changes_message(path: str) -> str:
     )
 
 
-def refuse_unsaved(ctx: ToolContext, absolute: str, path: str) -> None:
-    """Fail (nothing written) when an editor holds ``absolute`` with changes not yet on disk."""
-    if ctx.documents is not None and ctx.documents.unsaved_text(absolute) is not None:
+def refuse_unsaved(ctx: ToolContext, real: str, path: str) -> None:
+    """Fail (nothing written) when an editor holds ``real`` (the file the call really changes,
+    ``targets.py``) with changes not yet on disk."""
+    if ctx.documents is not None and ctx.documents.unsaved_text(real) is not None:
         raise ToolError(unsaved_changes_message(path))
