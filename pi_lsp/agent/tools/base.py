@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pi_lsp.aborts import done_before_abort
+from pi_lsp.agent.tools.output_files import SERVER_OUTPUT_FILES, OutputFiles
 
 if TYPE_CHECKING:
     from pi_lsp.agent.documents import EditorDocuments
@@ -52,12 +53,14 @@ def _ignore_update(_result: ToolResult) -> None:
 
 @dataclass
 class ToolContext:
-    """What a tool call runs against: the session's cwd, the run's abort flag, editor buffers."""
+    """What a tool call runs against: the session's cwd, the run's abort flag, editor buffers,
+    and the owner of the full-output files it writes (the run's: removed when the run ends)."""
 
     cwd: str
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     documents: EditorDocuments | None = None
     on_update: Callable[[ToolResult], None] = _ignore_update
+    output_files: OutputFiles = SERVER_OUTPUT_FILES
 
 
 class Tool(ABC):
