@@ -3,6 +3,7 @@ pids that run it, and a fixture that kills exactly those (by pid) when the test 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import secrets
@@ -28,6 +29,16 @@ def marked_pids(marker: str) -> list[int]:
         if marker.encode() in args:
             found.append(int(entry))
     return sorted(found)
+
+
+async def wait_started(marker: str) -> None:
+    """Wait until ``sleep <marker>`` runs (``setsid`` has made its session before it execs sleep);
+    up to 30 s, which a server's start and first model call may take on a loaded machine."""
+    for _ in range(3000):
+        if marked_pids(marker):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"sleep {marker} did not start")
 
 
 def kill_marked(marker: str) -> None:

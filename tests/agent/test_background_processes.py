@@ -13,7 +13,7 @@ import pytest
 
 from pi_lsp.agent.tools import ToolContext, ToolError, ToolResult, create_tools, run_user_bash
 from pi_lsp.agent.tools.process import LeftRunning, pipe_holders
-from tests.agent.process_support import Markers, marked_pids
+from tests.agent.process_support import Markers, marked_pids, wait_started
 
 HANG_GUARD_S = 10  # the tools end within a second; this only turns a hang into a failure
 
@@ -24,15 +24,6 @@ DAEMONS = {
     "subshell": "(sleep {m} &); echo started",
     "double fork": "bash -c 'sleep {m} &'; echo started",
 }
-
-
-async def started(marker: str) -> None:
-    """Wait until ``sleep <marker>`` runs (``setsid`` has made its session before it execs sleep)."""
-    for _ in range(500):
-        if marked_pids(marker):
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"sleep {marker} did not start")
 
 
 def note_for(marker: str) -> str:
@@ -88,7 +79,7 @@ async def test_bash_abort_ends_the_call_while_a_daemon_holds_the_output(
     command = f"setsid sleep {daemon} & echo started; sleep {child}"
     call = asyncio.ensure_future(bash.execute("t", {"command": command}, ctx))
     await asyncio.wait_for(started_event.wait(), HANG_GUARD_S)
-    await started(daemon)
+    await wait_started(daemon)
     ctx.abort.set()
     with pytest.raises(ToolError) as raised:
         await asyncio.wait_for(call, HANG_GUARD_S)
@@ -124,8 +115,8 @@ async def test_user_bash_cancel_ends_while_a_daemon_holds_the_output(
     abort = asyncio.Event()
     command = f"setsid sleep {daemon} & echo started; sleep {child}"
     run = asyncio.ensure_future(run_user_bash(command, str(tmp_path), abort))
-    await started(daemon)
-    await started(child)
+    await wait_started(daemon)
+    await wait_started(child)
     abort.set()
     result = await asyncio.wait_for(run, HANG_GUARD_S)
     assert (result.output, result.cancelled) == (f"started\n\n\n{note_for(daemon)}", True)
