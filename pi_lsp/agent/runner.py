@@ -17,6 +17,7 @@ from typing import Any
 
 from pi_lsp.agent.loop import AgentLoop, Event, LoopHooks, Message
 from pi_lsp.agent.queue import MessageQueues
+from pi_lsp.agent.tools.output_files import OutputFiles
 
 OVERFLOW_RETRY_DELAY = 0.1  # pi waits 100 ms before continuing after an overflow compaction
 
@@ -78,6 +79,7 @@ class Runner:
         self.compaction = compaction
         self.is_retryable = is_retryable  # pi's _isRetryableError (overflows are not retried)
         self.abort_event = asyncio.Event()
+        self.output_files = OutputFiles()  # the tools' full-output files: removed when the run ends
         self.loop: AgentLoop | None = None
         self.entry_ids: list[str] = []
         self._retry_attempt = 0
@@ -120,6 +122,12 @@ class Runner:
     # ------------------------------------------------------------------ the run
 
     async def run(self, prompts: Sequence[Message]) -> RunResult:
+        try:
+            return await self._run(prompts)
+        finally:
+            self.output_files.remove_all()
+
+    async def _run(self, prompts: Sequence[Message]) -> RunResult:
         last = await self._loop(prompts)
         while True:
             if last is None:

@@ -342,10 +342,15 @@ class RunService:
             return await stream_assistant_message(sdk, request, info, abort=abort, on_event=on_event)
 
         def tool_context(on_update: Callable[[Any], None]) -> Any:
+            runner = runner_ref[0]
             return ToolContext(
-                cwd=cwd, abort=runner_ref[0].abort_event, documents=documents, on_update=on_update,
+                cwd=cwd,
+                abort=runner.abort_event,
+                documents=documents,
+                on_update=on_update,
                 checked=chat.checked,
-            )  # fmt: skip
+                output_files=runner.output_files,
+            )
 
         async def persist(message: Message) -> str | None:
             if message.get("role") == "user":

@@ -15,6 +15,7 @@ import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError, server_command
 from tests.agent.chat_support import API_KEY, MODEL, ChatClient, Workspace
+from tests.agent.process_support import Markers, marked_pids, wait_started
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream, error_reply
 from tests.oracle import require_oracle
 from tests.pi.pi_rpc import PiRpc, write_agent_dir
@@ -286,6 +287,55 @@ async def test_cancel_request_aborts_the_run_and_answers_with_it() -> None:
         result = json.loads(await asyncio.wait_for(future, 20))["result"]
         assert result["stopReason"] == "aborted"
         assert await no_process_left("sleep 30.75")
+
+
+async def test_a_daemon_left_by_bash_neither_wedges_the_run_nor_the_next_prompt(markers: Markers) -> None:
+    daemon = markers.new()
+    replies = [bash_turn(f"setsid sleep {daemon} & echo started"), text_turn("Done."), text_turn("Again.")]
+    async for chat in open_chat(replies, options={"approval": "auto"}):
+        first = await chat.client.rpc.request("pi/prompt", {"text": "start it"}, timeout=20)
+        assert first["stopReason"] == "stop"
+        tool_result = chat.messages()[2]
+        [pid] = marked_pids(daemon)
+        assert tool_result["content"][0]["text"].startswith("started\n\n\n[Still running in the background")
+        assert f"`kill {pid}` stops it" in tool_result["content"][0]["text"]
+        second = await chat.client.rpc.request("pi/prompt", {"text": "again"}, timeout=20)
+        assert second["stopReason"] == "stop"
+
+
+async def test_abort_ends_a_run_whose_bash_left_a_daemon_holding_the_output(markers: Markers) -> None:
+    daemon, child = markers.new(), markers.new()
+    replies = [bash_turn(f"setsid sleep {daemon} & echo started; sleep {child}"), text_turn("Again.")]
+    async for chat in open_chat(replies, options={"approval": "auto"}):
+        running = asyncio.ensure_future(chat.client.rpc.request("pi/prompt", {"text": "go"}, timeout=20))
+        await wait_started(daemon)
+        await wait_started(child)
+        assert await chat.client.rpc.request("pi/abort", {}) == {"aborted": True}
+        assert (await running)["stopReason"] == "aborted"
+        assert marked_pids(child) == []
+        again = await chat.client.rpc.request("pi/prompt", {"text": "again"}, timeout=20)
+        assert again["stopReason"] == "stop"
+
+
+async def test_full_output_files_live_until_their_run_or_the_server_ends(tmp_path: Any) -> None:
+    """The model can read a truncated command's file during its run; the run's end removes it.
+    The user's own command's file (named to the model in later runs) goes when the server exits."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    replies = [bash_turn("seq 1 5000", "toolu_A"), bash_turn("ls $TMPDIR", "toolu_L"), text_turn("Done.")]
+    async for chat in open_chat(replies, options={"approval": "auto"}, env={"TMPDIR": str(tmp)}):
+        assert (await chat.prompt("count"))["stopReason"] == "stop"
+        seq_result, ls_result = chat.messages()[2], chat.messages()[4]
+        full = seq_result["details"]["fullOutputPath"]
+        assert os.path.dirname(full) == str(tmp)
+        assert ls_result["content"][0]["text"] == os.path.basename(full) + "\n"  # there during the run
+        assert list(tmp.iterdir()) == []  # gone with the run
+        user = await chat.client.rpc.request("pi/bash", {"command": "seq 1 5000"})
+        assert user["truncated"] is True
+        [entry] = [e for e in chat.ws.entries() if e.get("message", {}).get("role") == "bashExecution"]
+        assert os.path.exists(entry["message"]["fullOutputPath"])
+        await chat.client.close()
+        assert list(tmp.iterdir()) == []
 
 
 @pytest.mark.oracle

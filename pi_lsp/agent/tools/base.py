@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pi_lsp.aborts import done_before_abort
+from pi_lsp.agent.tools.output_files import SERVER_OUTPUT_FILES, OutputFiles
 
 if TYPE_CHECKING:
     from pi_lsp.agent.documents import EditorDocuments
@@ -53,14 +54,16 @@ def _ignore_update(_result: ToolResult) -> None:
 
 @dataclass
 class ToolContext:
-    """What a tool call runs against: the session's cwd, the run's abort flag, editor buffers, and
-    what the approval check judged of each ``edit``/``write`` call (``targets.py``)."""
+    """What a tool call runs against: the session's cwd, the run's abort flag, editor buffers, what
+    the approval check judged of each ``edit``/``write`` call (``targets.py``), and the owner of the
+    full-output files it writes (the run's: removed when the run ends)."""
 
     cwd: str
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     documents: EditorDocuments | None = None
     on_update: Callable[[ToolResult], None] = _ignore_update
     checked: CheckedTargets | None = None
+    output_files: OutputFiles = SERVER_OUTPUT_FILES
 
 
 class Tool(ABC):

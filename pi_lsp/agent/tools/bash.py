@@ -14,8 +14,9 @@ from typing import Any
 
 from pi_lsp.agent.tools.base import Tool, ToolContext, ToolError, ToolResult
 from pi_lsp.agent.tools.output import OutputAccumulator
+from pi_lsp.agent.tools.process import append_note
 from pi_lsp.agent.tools.schemas import BASH_PARAMETERS
-from pi_lsp.agent.tools.shell import ShellAborted, ShellSetupError, ShellTimedOut, run_shell
+from pi_lsp.agent.tools.shell import ShellKilled, ShellSetupError, ShellTimedOut, run_shell
 from pi_lsp.agent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 from pi_lsp.jscompat import js_number
 from pi_lsp.prompt import pi_text
@@ -47,7 +48,7 @@ class BashTool(Tool):
         timeout: float | None = args.get("timeout")
         if self.command_prefix:
             command = f"{self.command_prefix}\n{command}"
-        output = OutputAccumulator("pi-bash")
+        output = OutputAccumulator("pi-bash", files=ctx.output_files)
         updates = _Updates(ctx, output)
         ctx.on_update(ToolResult([], None))
 
@@ -62,24 +63,24 @@ class BashTool(Tool):
                 )
             except ShellSetupError as exc:
                 raise ToolError(str(exc)) from exc
-            except ShellAborted:
+            except ShellKilled as killed:
                 text, _ = _format(output, updates.finish(), "")
-                raise ToolError(_with_status(text, "Command aborted")) from None
-            except ShellTimedOut:
-                text, _ = _format(output, updates.finish(), "")
-                status = f"Command timed out after {js_number(timeout or 0)} seconds"
-                raise ToolError(_with_status(text, status)) from None
+                if killed.left_running is not None:
+                    text = append_note(text, killed.left_running.note())
+                if isinstance(killed, ShellTimedOut):
+                    status = f"Command timed out after {js_number(timeout or 0)} seconds"
+                else:
+                    status = "Command aborted"
+                raise ToolError(append_note(text, status)) from None
             text, details = _format(output, updates.finish())
+            if exit_info.left_running is not None:
+                text = append_note(text, exit_info.left_running.note())
             if exit_info.exit_code not in (0, None):
-                raise ToolError(_with_status(text, f"Command exited with code {exit_info.exit_code}"))
+                raise ToolError(append_note(text, f"Command exited with code {exit_info.exit_code}"))
             return ToolResult([{"type": "text", "text": text}], details)
         finally:
             updates.cancel()
             output.close()
-
-
-def _with_status(text: str, status: str) -> str:
-    return f"{text}\n\n{status}" if text else status
 
 
 Snapshot = tuple[str, dict[str, Any], str | None]
@@ -90,20 +91,22 @@ def _format(output: OutputAccumulator, snapshot: Snapshot, empty: str = "(no out
     text = content or empty
     if not truncation["truncated"]:
         return text, None
+    where = f"Full output: {full_path}"
+    if output.file_cap is not None:
+        where = f"First {format_size(output.file_cap)} of the output: {full_path}"
     details = {"truncation": truncation, "fullOutputPath": full_path}
     start = truncation["totalLines"] - truncation["outputLines"] + 1
     end = truncation["totalLines"]
     if truncation["lastLinePartial"]:
         text += (
             f"\n\n[Showing last {format_size(truncation['outputBytes'])} of line {end} (line is "
-            f"{format_size(output.last_line_bytes)}). Full output: {full_path}]"
+            f"{format_size(output.last_line_bytes)}). {where}]"
         )
     elif truncation["truncatedBy"] == "lines":
-        text += f"\n\n[Showing lines {start}-{end} of {end}. Full output: {full_path}]"
+        text += f"\n\n[Showing lines {start}-{end} of {end}. {where}]"
     else:
         text += (
-            f"\n\n[Showing lines {start}-{end} of {end} ({format_size(DEFAULT_MAX_BYTES)} limit). "
-            f"Full output: {full_path}]"
+            f"\n\n[Showing lines {start}-{end} of {end} ({format_size(DEFAULT_MAX_BYTES)} limit). {where}]"
         )
     return text, details
 

@@ -2,17 +2,16 @@
 
 Bytes are decoded as they come (a split UTF-8 character waits for its rest), only a tail of
 about 100 KB of text is kept for display, and once the output passes a limit every raw byte so
-far goes to a temporary file (``<tmp>/pi-bash-<16 hex>.log``) that the model is told about.
+far goes to a temporary file (``<tmp>/pi-bash-<16 hex>.log``) that the model is told about; that
+file is capped and owned by an :class:`~pi_lsp.agent.tools.output_files.OutputFiles`.
 """
 
 from __future__ import annotations
 
 import codecs
-import os
-import secrets
-import tempfile
-from typing import IO, Any
+from typing import Any
 
+from pi_lsp.agent.tools.output_files import SERVER_OUTPUT_FILES, CappedFile, OutputFiles
 from pi_lsp.agent.tools.truncate import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
@@ -22,21 +21,19 @@ from pi_lsp.agent.tools.truncate import (
 )
 
 
-def temp_output_path(prefix: str) -> str:
-    return os.path.join(tempfile.gettempdir(), f"{prefix}-{secrets.token_hex(8)}.log")
-
-
 class OutputAccumulator:
     def __init__(
         self,
         temp_prefix: str = "pi-bash",
         max_lines: int = DEFAULT_MAX_LINES,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        files: OutputFiles = SERVER_OUTPUT_FILES,
     ) -> None:
         self.max_lines = max_lines
         self.max_bytes = max_bytes
         self._rolling = max(max_bytes * 2, 1)
         self._prefix = temp_prefix
+        self._files = files
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._raw_chunks: list[bytes] = []
         self._tail = ""
@@ -48,7 +45,7 @@ class OutputAccumulator:
         self.last_line_bytes = 0
         self._finished = False
         self.temp_path: str | None = None
-        self._temp: IO[bytes] | None = None
+        self._temp: CappedFile | None = None
 
     def append(self, data: bytes) -> None:
         self._raw_bytes += len(data)
@@ -88,10 +85,14 @@ class OutputAccumulator:
             self._ensure_file()
         return record["content"], record, self.temp_path
 
+    @property
+    def file_cap(self) -> int | None:
+        """The full-output file's size limit once reached (it then holds the output's head)."""
+        return self._temp.limit if self._temp is not None and self._temp.capped else None
+
     def close(self) -> None:
         if self._temp is not None:
             self._temp.close()
-            self._temp = None
 
     def _add_text(self, text: str) -> None:
         if not text:
@@ -137,8 +138,8 @@ class OutputAccumulator:
     def _ensure_file(self) -> None:
         if self.temp_path is not None:
             return
-        self.temp_path = temp_output_path(self._prefix)
-        self._temp = open(self.temp_path, "wb")  # noqa: SIM115 - stays open while output streams
+        self._temp = self._files.create(self._prefix)
+        self.temp_path = self._temp.path
         for chunk in self._raw_chunks:
             self._temp.write(chunk)
         self._raw_chunks = []

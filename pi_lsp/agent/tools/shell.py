@@ -1,33 +1,37 @@
-"""Running a shell command the way pi does: its own process group, both pipes read as data
-arrives, killed as a whole group with SIGKILL on abort or timeout.
+"""Running a shell command the way pi does: ``<shell> -c <command>`` in its own process group,
+both pipes read as data arrives, the whole group SIGKILLed on abort or timeout.
 
-pi spawns ``/bin/bash -c <command>`` detached (a new process group), waits for the exit plus the
-end of both pipes, and gives daemonised descendants that keep a pipe open 100 ms before it stops
-listening. The same here; ``killpg`` reaches every process the command started that did not
-leave the group on purpose.
+The process handling (waiting for the shell's exit rather than its pipes, the grace for what is
+left in them, the processes left holding them) is :mod:`pi_lsp.agent.tools.process`, shared with
+rg and fd.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shutil
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pi_lsp.agent.tools.process import ChildProcess, LeftRunning
 from pi_lsp.agent_dir import agent_dir
 
-EXIT_STDIO_GRACE_S = 0.1
-_READ_SIZE = 65536
+
+class ShellKilled(Exception):
+    """The command was killed; ``left_running``: what still held its output (a setsid daemon
+    escapes the group kill)."""
+
+    def __init__(self, left_running: LeftRunning | None = None) -> None:
+        super().__init__()
+        self.left_running = left_running
 
 
-class ShellAborted(Exception):
+class ShellAborted(ShellKilled):
     """The command was killed because the run was aborted."""
 
 
-class ShellTimedOut(Exception):
+class ShellTimedOut(ShellKilled):
     """The command was killed because its timeout passed."""
 
 
@@ -56,18 +60,10 @@ def shell_env() -> dict[str, str]:
     return env
 
 
-def kill_process_group(pid: int) -> None:
-    """SIGKILL the whole group led by ``pid`` (or just ``pid`` when that fails)."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-
-
 @dataclass
 class ShellExit:
     exit_code: int | None  # None when the shell itself died from a signal (as node's null)
+    left_running: LeftRunning | None = None  # what still held the output when the shell exited
 
 
 async def run_shell(
@@ -80,70 +76,23 @@ async def run_shell(
     shell_path: str | None = None,
     env: dict[str, str] | None = None,
 ) -> ShellExit:
-    """Run ``command``; raise ShellAborted / ShellTimedOut after killing the group."""
+    """Run ``command`` (stdout and stderr both to ``on_data``, as they arrive); raise
+    ShellAborted / ShellTimedOut after killing the group."""
     argv = shell_command(shell_path)
     if not os.path.exists(cwd):
         raise ShellSetupError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
     if abort.is_set():  # pi spawns and kills at once; not starting at all is the same, minus the race
         raise ShellAborted
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        command,
+    child = await ChildProcess.start(
+        [*argv, command],
+        on_stdout=on_data,
+        on_stderr=on_data,
         cwd=cwd,
         env=env if env is not None else shell_env(),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
     )
-    timed_out = False
-    killed = False
-
-    def kill() -> None:
-        nonlocal killed
-        killed = True
-        kill_process_group(process.pid)
-
-    async def pump(stream: asyncio.StreamReader | None) -> None:
-        if stream is None:
-            return
-        while chunk := await stream.read(_READ_SIZE):
-            on_data(chunk)
-
-    readers = [asyncio.ensure_future(pump(process.stdout)), asyncio.ensure_future(pump(process.stderr))]
-    loop = asyncio.get_running_loop()
-    timer = None
-    if timeout is not None and timeout > 0:
-
-        def on_timeout() -> None:
-            nonlocal timed_out
-            timed_out = True
-            kill()
-
-        timer = loop.call_later(timeout, on_timeout)
-    abort_watch = asyncio.ensure_future(abort.wait())
-    abort_watch.add_done_callback(lambda _: None if abort_watch.cancelled() else kill())
-    try:
-        await process.wait()
-        _, pending = await asyncio.wait(readers, timeout=EXIT_STDIO_GRACE_S)
-        for reader in pending:
-            reader.cancel()
-    except asyncio.CancelledError:
-        kill()
-        for reader in readers:
-            reader.cancel()
-        raise
-    finally:
-        if timer is not None:
-            timer.cancel()
-        abort_watch.cancel()
-        for stream in (process.stdout, process.stderr):
-            transport = getattr(stream, "_transport", None)
-            if transport is not None:
-                transport.close()
-    if abort.is_set():
-        raise ShellAborted
-    if timed_out:
-        raise ShellTimedOut
-    code = process.returncode
-    return ShellExit(code if code is not None and code >= 0 else None)
+    end = await child.wait(abort, timeout)
+    if end.aborted:
+        raise ShellAborted(end.left_running)
+    if end.timed_out:
+        raise ShellTimedOut(end.left_running)
+    return ShellExit(end.exit_code, end.left_running)

@@ -12,9 +12,10 @@ import codecs
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
-from pi_lsp.agent.tools.output import temp_output_path
+from pi_lsp.agent.tools.output_files import SERVER_OUTPUT_FILES, CappedFile, OutputFiles
+from pi_lsp.agent.tools.process import LeftRunning, append_note
 from pi_lsp.agent.tools.shell import ShellAborted, run_shell
 from pi_lsp.agent.tools.truncate import DEFAULT_MAX_BYTES, truncate_tail
 from pi_lsp.jscompat import js_len
@@ -77,10 +78,13 @@ async def run_user_bash(
     *,
     shell_path: str | None = None,
     command_prefix: str | None = None,
+    output_files: OutputFiles = SERVER_OUTPUT_FILES,
 ) -> UserBashResult:
     """Run the user's command; ``abort`` cancels it (whole process group killed).
 
     A missing cwd or shell raises :class:`~pi_lsp.agent.tools.shell.ShellSetupError` (pi throws).
+    A process the command leaves holding its output does not keep this waiting: the output ends
+    with a note naming it (after the truncation, which is pi's).
     """
     if command_prefix:
         command = f"{command_prefix}\n{command}"
@@ -88,15 +92,14 @@ async def run_user_bash(
     chunks: list[str] = []
     kept_units = 0
     raw_bytes = 0
-    temp_path: str | None = None
-    temp: IO[str] | None = None
+    temp: CappedFile | None = None
 
-    def ensure_file() -> None:
-        nonlocal temp_path, temp
-        if temp_path is None:
-            temp_path = temp_output_path("pi-bash")
-            temp = open(temp_path, "w", encoding="utf-8", newline="")  # noqa: SIM115
-            temp.write("".join(chunks))
+    def ensure_file() -> CappedFile:
+        nonlocal temp
+        if temp is None:
+            temp = output_files.create("pi-bash")
+            temp.write("".join(chunks).encode("utf-8", "surrogatepass"))
+        return temp
 
     def on_data(data: bytes) -> None:
         nonlocal kept_units, raw_bytes
@@ -105,7 +108,7 @@ async def run_user_bash(
         if raw_bytes > DEFAULT_MAX_BYTES:
             ensure_file()
         if temp is not None:
-            temp.write(text)
+            temp.write(text.encode("utf-8", "surrogatepass"))
         chunks.append(text)
         kept_units += js_len(text)
         while kept_units > DEFAULT_MAX_BYTES * 2 and len(chunks) > 1:
@@ -115,23 +118,32 @@ async def run_user_bash(
 
     cancelled = False
     exit_code: int | None = None
+    left_running: LeftRunning | None = None
     try:
         try:
             exit_info = await run_shell(command, cwd, on_data, abort=abort, shell_path=shell_path)
             exit_code = exit_info.exit_code
-        except ShellAborted:
+            left_running = exit_info.left_running
+        except ShellAborted as aborted:
             cancelled = True
+            left_running = aborted.left_running
         cancelled = cancelled or abort.is_set()
         full = "".join(chunks)
         truncation = truncate_tail(full)
         if truncation["truncated"]:
             ensure_file()
+        output = truncation["content"] if truncation["truncated"] else full
+        if left_running is not None:
+            note = append_note(output, left_running.note())[len(output) :]
+            output += note
+            if on_output is not None:
+                on_output(note)
         return UserBashResult(
-            output=truncation["content"] if truncation["truncated"] else full,
+            output=output,
             exit_code=None if cancelled else exit_code,
             cancelled=cancelled,
             truncated=truncation["truncated"],
-            full_output_path=temp_path,
+            full_output_path=temp.path if temp is not None else None,
         )
     finally:
         if temp is not None:
