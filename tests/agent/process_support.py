@@ -35,10 +35,21 @@ async def wait_started(marker: str) -> None:
     """Wait until ``sleep <marker>`` runs (``setsid`` has made its session before it execs sleep);
     up to 30 s, which a server's start and first model call may take on a loaded machine."""
     for _ in range(3000):
-        if marked_pids(marker):
+        if any(_runs_sleep(pid) for pid in marked_pids(marker)):
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"sleep {marker} did not start")
+
+
+def _runs_sleep(pid: int) -> bool:
+    """Whether ``pid`` has exec'd ``sleep`` itself: before that it may still be ``setsid sleep …``,
+    not yet in its own session, so a group kill sent then would still reach it."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            program = handle.read().split(b"\0")[0]
+    except OSError:
+        return False
+    return os.path.basename(program) == b"sleep"
 
 
 def kill_marked(marker: str) -> None:
