@@ -18,7 +18,7 @@ import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response
 from tests.agent.chat_support import MODEL, ChatClient, Workspace
-from tests.agent.test_runs import HELLO, Chat, bash_turn, open_chat, text_turn
+from tests.agent.test_runs import HELLO, Chat, bash_turn, no_process_left, open_chat, text_turn
 from tests.llm.fake_anthropic import FakeAnthropic
 from tests.pi.pi_rpc import write_agent_dir
 from tests.server.network_support import start_network_server
@@ -134,6 +134,11 @@ async def test_a_second_user_command_at_once_is_busy_and_one_during_a_run_is_sto
         results, errors = await outcomes([one, two])
         assert [r["output"] for r in results] == ["one\n"]
         assert [(e.code, e.data) for e in errors] == [(SESSION_BUSY, {"busy": "bash"})]
+        # cancelled right behind the request, the command is started, killed and stored as cancelled
+        msg_id, killed = chat.client.rpc.request_future("pi/bash", {"command": "sleep 30.25"})
+        chat.client.rpc.notify("$/cancelRequest", {"id": msg_id})
+        cancelled = decode_response(await asyncio.wait_for(killed, 60))
+        assert cancelled["cancelled"] is True and await no_process_left("sleep 30.25")
         # during a run the user's command runs at once and is stored when the run has ended (pi's !cmd)
         running = asyncio.ensure_future(chat.prompt("go"))
         await chat.client.wait_event(lambda e: e["type"] == "tool_execution_start")
@@ -141,7 +146,8 @@ async def test_a_second_user_command_at_once_is_busy_and_one_during_a_run_is_sto
         assert during["output"] == "during\n"
         assert (await running)["stopReason"] == "stop"
         roles = [m["role"] for m in chat.messages()]
-        assert roles == ["bashExecution", "user", "assistant", "toolResult", "assistant", "bashExecution"]
+        run_roles = ["user", "assistant", "toolResult", "assistant"]
+        assert roles == ["bashExecution", "bashExecution", *run_roles, "bashExecution"]
         assert chat.ws.entries()[-1]["id"] == during["entryId"]
 
 
@@ -170,9 +176,11 @@ async def test_cancel_request_right_behind_the_prompt_aborts_it() -> None:
         assert_aborted_before_the_model(chat, result)
 
 
-async def test_abort_behind_the_first_prompt_of_a_server_still_starting(tmp_path: Path) -> None:
-    """The prompt and the abort arrive while pygls is still being imported (held by the gate of
-    ``test_startup``): both wait for it, in order, and the abort still reaches the run."""
+@pytest.mark.parametrize("stop", ["pi/abort", "$/cancelRequest"])
+async def test_a_stop_behind_the_first_prompt_of_a_server_still_starting(tmp_path: Path, stop: str) -> None:
+    """The prompt and the stop arrive while pygls is still being imported (held by the gate of
+    ``test_startup``): both are handed to pygls together, in order, and the stop still reaches the
+    run (a cancel is not applied before the prompt's handler has started)."""
     ws = Workspace(HELLO)
     gate, log = tmp_path / "gate", tmp_path / "imported.txt"
     async with FakeAnthropic([text_turn("Never sent.")]) as fake:
@@ -182,11 +190,15 @@ async def test_abort_behind_the_first_prompt_of_a_server_still_starting(tmp_path
         client = await ChatClient.attach(rpc, ws, options={"model": MODEL, "approval": "auto"})
         try:
             await client.new_session(ws)  # answered at start-up
-            _, prompt = rpc.request_future("pi/prompt", {"text": "stop me"})
-            _, abort = rpc.request_future("pi/abort", {})
+            msg_id, prompt = rpc.request_future("pi/prompt", {"text": "stop me"})
+            if stop == "pi/abort":
+                _, abort = rpc.request_future("pi/abort", {})
+            else:
+                rpc.notify("$/cancelRequest", {"id": msg_id})
             assert not gate.exists()
             gate.touch()
-            assert decode_response(await asyncio.wait_for(abort, 60)) == {"aborted": True}
+            if stop == "pi/abort":
+                assert decode_response(await asyncio.wait_for(abort, 60)) == {"aborted": True}
             result = decode_response(await asyncio.wait_for(prompt, 60))
             assert_aborted_before_the_model(Chat(ws, fake, client), result)
         finally:
