@@ -441,7 +441,7 @@ class RunService:
                 self._event(session, end)
                 return False
             finally:
-                session.busy = "prompt"
+                session.busy = PROMPT
             runner = chat.runner
             if runner is not None:
                 runner.entry_ids.append(result["entryId"])
