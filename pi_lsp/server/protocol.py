@@ -3,6 +3,8 @@
 * Custom-method params arrive as the raw JSON (dicts, lists, ``None``) instead of pygls' lossy
   namedtuples (which rename keys like ``from`` or ``my-key``), and only the top-level message is
   structured: a params object that happens to contain ``"jsonrpc"`` is just data.
+* ``$/cancelRequest`` reaches a request only once its handler has started (see
+  :meth:`PiProtocol._handle_cancel_notification`).
 * Every request is answered: a missing ``params`` member, a malformed message, a bad id or LSP params
   that do not validate get a JSON-RPC error instead of silence (pygls 2.1.1 drops such requests).
 * Output goes through orjson, so results can embed ``orjson.Fragment`` bytes (stored entries,
@@ -145,6 +147,14 @@ class PiProtocol(LanguageServerProtocol):
             if message.method == types.SHUTDOWN:
                 self._shutdown_ids.add(message.id)
         super().handle_message(message)
+
+    def _handle_cancel_notification(self, msg_id: MsgId) -> None:
+        """``$/cancelRequest`` lands once the request's handler has taken its first step (a loop
+        turn later), never before: a request cancelled right behind it (a stop pressed at once) is
+        cancelled as its handler cancels, e.g. ``pi/prompt`` aborts its run and answers with it,
+        instead of ending unseen with -32800 while a ``pi/abort`` sent as fast would have aborted."""
+        cancel = super()._handle_cancel_notification
+        asyncio.get_running_loop().call_soon(cancel, msg_id)
 
     # ------------------------------------------------------------------ results and errors
 

@@ -1,7 +1,9 @@
 """``pi/navigate`` with ``summarize``: pi's ``navigateTree`` with a summary of the abandoned branch.
 
-The entries to summarise are collected under the session's lock, summarised outside it (marked
-as the session's one long operation, so a second one gets SessionBusy), and the ``branch_summary``
+The session is marked as running its one long operation when the request arrives, before any
+await (so a second one, or a prompt, gets SessionBusy, and one arriving while a run or compaction
+goes on gets it too); the entries to summarise are collected under the session's lock, summarised
+outside it, and the ``branch_summary``
 is appended and the leaf moved under the lock again, only if nothing moved meanwhile. With nothing
 abandoned it is a plain navigation, as in pi.
 """
@@ -49,15 +51,14 @@ class BranchSummaryService:
             entries = [record.entry() for record in plan.entries_to_summarize]
             return plan, entries, manager.context_view().model
 
-        planned = await self.host.run(session, plan_it, writes=False)
-        if planned is None:  # nothing abandoned: exactly as without summarize (pi does the same)
-            moved: dict[str, Any] = await self.host.call(
-                client, session.id, ops.navigate, target_id, False, label, writes=True
-            )
-            return moved
-        plan, entries, branch_model = planned
-
-        with session.exclusive("branch summary"):
+        with session.exclusive("branch summary"):  # checked and marked before any await
+            planned = await self.host.run(session, plan_it, writes=False)
+            if planned is None:  # nothing abandoned: exactly as without summarize (pi does the same)
+                moved: dict[str, Any] = await self.host.call(
+                    client, session.id, ops.navigate, target_id, False, label, writes=True
+                )
+                return moved
+            plan, entries, branch_model = planned
             async with summarizer_for(config, branch_model) as summarizer:
                 summary = await summarise_off_loop(
                     summarizer,

@@ -77,18 +77,29 @@ class OpenSession:
     def id(self) -> str:
         return self.manager.session_id
 
-    @contextlib.contextmanager
-    def exclusive(self, what: str) -> Iterator[None]:
-        """Mark a long operation (compaction, summary, prompt) so a second one gets SessionBusy."""
+    def claim(self, what: str) -> None:
+        """Mark a long operation (prompt, compaction, summary) as the session's one, or raise
+        SessionBusy. The check and the mark are one step: call it before any ``await`` of the
+        request, so that two requests arriving together cannot both pass the check."""
         if self.busy is not None:
             raise SessionBusy(
                 f"session {self.id} is busy: a {self.busy} is already running", {"busy": self.busy}
             )
         self.busy = what
+
+    def release(self, what: str) -> None:
+        """End the operation :meth:`claim` marked (a no-op if another one holds the session now)."""
+        if self.busy == what:
+            self.busy = None
+
+    @contextlib.contextmanager
+    def exclusive(self, what: str) -> Iterator[None]:
+        """:meth:`claim` for the duration of a ``with`` block."""
+        self.claim(what)
         try:
             yield
         finally:
-            self.busy = None
+            self.release(what)
 
 
 def path_key(path: str) -> str:

@@ -1,7 +1,8 @@
 """Agent runs on open sessions: ``pi/prompt`` and its companions, without pygls.
 
-One run at a time per session. A run is started by a client's ``pi/prompt`` and executed in its own
-task (so ``pi/abort``, queued messages, ``pi/getRunState`` and other clients are served meanwhile);
+One run at a time per session (:mod:`.active_run`: admitted and registered when the prompt arrives).
+A run is started by a client's ``pi/prompt`` and executed in its own task (so ``pi/abort``, queued
+messages, ``pi/getRunState`` and other clients are served meanwhile);
 every event goes to every client holding the session as ``pi/event {sessionId, seq, event}``, and
 every message is appended to the session when it ends, under the session's lock, as pi writes it.
 Approvals are asked of the client that started the run (``pi/requestApproval``).
@@ -19,7 +20,7 @@ from pi_lsp.agent.approvals import DENIED, NO_CAPABILITY, UNANSWERED, AllowList,
 from pi_lsp.agent.documents import EditorDocuments
 from pi_lsp.agent.loop import LoopHooks, Message, now_ms
 from pi_lsp.agent.queue import MessageQueues
-from pi_lsp.agent.runner import CompactionDecision, CompactionHooks, Runner, RunResult
+from pi_lsp.agent.runner import CompactionDecision, CompactionHooks, Runner
 from pi_lsp.agent.tools import ToolContext, create_tools, validate_tool_arguments
 from pi_lsp.agent.tools.targets import ChangePlan, CheckedTarget, CheckedTargets, content_digest
 from pi_lsp.agent.tools.user_bash import run_user_bash
@@ -41,6 +42,7 @@ from pi_lsp.llm.stream import is_retryable_error, stream_assistant_message
 from pi_lsp.prompt.commands import SlashCommands, load_slash_commands
 from pi_lsp.secrets import redact
 from pi_lsp.service import entries as ops
+from pi_lsp.service.active_run import PROMPT, ActiveRun, admit
 from pi_lsp.service.approvers import Answer, Approvers
 from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED
 from pi_lsp.service.closing import close_quietly
@@ -76,14 +78,22 @@ class ChatState:
     session_id: str
     queues: MessageQueues
     seq: int = 0
-    runner: Runner | None = None
-    starter: Client | None = None
-    task: asyncio.Task[RunResult] | None = None
+    run: ActiveRun | None = None  # from the arrival of its pi/prompt to its end
+    user_bash: bool = False  # a pi/bash command is running (one at a time, as pi's !cmd)
     allow: AllowList = field(default_factory=AllowList)
     approvals: dict[str, dict[str, Any]] = field(default_factory=dict)
     checked: CheckedTargets = field(default_factory=CheckedTargets)  # edit/write: the file judged
     entry_of: dict[int, str] = field(default_factory=dict)
     last_event: str | None = None  # the type of the last pi/event sent
+
+    @property
+    def runner(self) -> Runner | None:
+        """The run's runner once it is built (None while the run is being prepared)."""
+        return self.run.runner if self.run is not None else None
+
+    @property
+    def starter(self) -> Client | None:
+        return self.run.starter if self.run is not None else None
 
 
 @dataclass
@@ -121,12 +131,11 @@ class RunService:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def aclose(self) -> None:
-        for chat in list(self._chats.values()):
-            if chat.runner is not None:
-                chat.runner.abort()
-        tasks = [chat.task for chat in self._chats.values() if chat.task is not None]
-        if tasks:
-            await asyncio.wait(tasks, timeout=5)
+        runs = [chat.run for chat in list(self._chats.values()) if chat.run is not None]
+        for run in runs:
+            run.abort()
+        if runs:
+            await asyncio.wait([run.ended for run in runs], timeout=5)
 
     def disconnect(self, client: Client) -> None:
         """A connection is gone. The runs it started end with it, as pi's process ends with its
@@ -134,25 +143,25 @@ class RunService:
         is aborted only if nobody holds its session ``reattach_grace`` seconds later."""
         loop = asyncio.get_running_loop()
         for chat in self._chats.values():
-            if chat.runner is None:
+            run = chat.run
+            if run is None:
                 continue
-            if chat.starter is client and self.reattach_grace <= 0:
-                chat.runner.abort()
-            elif chat.starter is client or chat.starter is None:
-                chat.starter = None
-                loop.call_later(self.reattach_grace, self._abort_if_unheld, chat)
+            if run.starter is client and self.reattach_grace <= 0:
+                run.abort()
+            elif run.starter is client or run.starter is None:
+                run.starter = None
+                loop.call_later(self.reattach_grace, self._abort_if_unheld, run, chat.session_id)
 
-    def _request_cancelled(self, client: Client, runner: Runner) -> None:
+    def _request_cancelled(self, client: Client, run: ActiveRun) -> None:
         """``pi/prompt`` was cancelled: by the user (abort), or by its client leaving, which on a
         server keeping runs for reattaching clients is left to :meth:`disconnect`."""
         if not (client.leaving and self.reattach_grace > 0):
-            runner.abort()
+            run.abort()
 
-    def _abort_if_unheld(self, chat: ChatState) -> None:
-        runner = chat.runner
-        if runner is not None and chat.starter is None and not self.host.registry.holders(chat.session_id):
-            log.info("run on session %s aborted: nobody reattached", chat.session_id)
-            runner.abort()
+    def _abort_if_unheld(self, run: ActiveRun, session_id: str) -> None:
+        if not run.ended.done() and run.starter is None and not self.host.registry.holders(session_id):
+            log.info("run on session %s aborted: nobody reattached", session_id)
+            run.abort()
 
     def holders_changed(self) -> None:
         """A client opened or released a session: an approval waiting for someone looks again."""
@@ -160,7 +169,7 @@ class RunService:
 
     def running(self) -> bool:
         """Whether any run is in progress (a shared server does not exit while one is)."""
-        return any(chat.runner is not None for chat in self._chats.values())
+        return any(chat.run is not None for chat in self._chats.values())
 
     async def before_close(self, client: Client, session: OpenSession) -> None:
         """``pi/closeSession``: a run this client started, or one on a session nobody else holds,
@@ -169,12 +178,11 @@ class RunService:
         if chat is None:
             return
         others = [holder for holder in self.host.registry.holders(session.id) if holder is not client]
-        task = chat.task
-        if chat.runner is not None and (chat.starter is client or not others):
-            chat.runner.abort()
-            if task is not None:
-                await asyncio.wait({task})
-        if not others and (chat.task is None or chat.task.done()):
+        run = chat.run
+        if run is not None and (run.starter is client or not others):
+            run.abort()
+            await asyncio.wait({run.ended})
+        if not others and chat.run is None:
             self._chats.pop(session.id, None)  # the session closes: forget its run state
 
     # ------------------------------------------------------------------ state and events
@@ -243,37 +251,54 @@ class RunService:
     ) -> dict[str, Any]:
         session = self.host.registry.resolve(client, session_id)
         chat = self.chat(session)
-        commands = await self._commands(session.manager.cwd)
-        text = commands.expand(text)  # /skill:name and templates, as pi stores them
-        if chat.runner is not None:
-            if streaming_behavior is None:
-                raise SessionBusy(
-                    f'session {session.id} is running a prompt; send streamingBehavior "steer" or'
-                    ' "followUp" to queue this message',
-                    {"busy": "prompt"},
-                )
-            chat.queues.add(streaming_behavior, text, user_message(text, images))
-            return {"queued": streaming_behavior}
-        if session.busy is not None:
-            raise SessionBusy(
-                f"session {session.id} is busy: a {session.busy} is running", {"busy": session.busy}
-            )
-        settings = client.settings
-        model = self._resolve_model(session, settings)
-        api_key = anthropic_api_key()
-        if not api_key:
-            raise ModelError(NO_KEY, {"retryable": False})
-        cwd = session.manager.cwd
-        tool_names = settings.tools
-        tools = _create_tools(tool_names, settings)
-        system = await self.system_prompt(client, cwd, [tool.name for tool in tools])
-        sdk = await asyncio.get_running_loop().run_in_executor(None, self.sdk_factory, api_key, settings)
-
-        session.busy = "prompt"
-        chat.starter = client
-        entry_ids: list[str] = []
+        expanded = False
+        if chat.run is not None and streaming_behavior is not None:
+            text, expanded = await self._expand(session, text), True
+            if chat.run is not None:  # still running: queued (else this prompt starts the next run)
+                chat.queues.add(streaming_behavior, text, user_message(text, images))
+                return {"queued": streaming_behavior}
+        # admitted and registered before any await: see active_run
+        run = chat.run = admit(session, chat.run, client)
         self.host.pin(session)  # the run writes to it even if its client goes (reattach_grace)
+        work = spawn(self._run(client, session, chat, run, text, images, expanded))  # events at once
+        # $/cancelRequest (or the connection going) aborts: answer with the aborted run
+        return await until_done(work, lambda: self._request_cancelled(client, run))
+
+    async def _expand(self, session: OpenSession, text: str) -> str:
+        """``/skill:name`` and prompt templates expanded, as pi stores them."""
+        return (await self._commands(session.manager.cwd)).expand(text)
+
+    async def _run(
+        self,
+        client: Client,
+        session: OpenSession,
+        chat: ChatState,
+        run: ActiveRun,
+        text: str,
+        images: list[dict[str, Any]],
+        expanded: bool,
+    ) -> dict[str, Any]:
+        """Prepare the admitted run, run it, and free the session. An abort that came during the
+        preparation skips what only the model call needs (system prompt, SDK): the runner starts
+        aborted and stores what pi stores for an abort before the model call."""
+        sdk: Any = None
+        entry_ids: list[str] = []
         try:
+            if not expanded:
+                text = await self._expand(session, text)
+            settings = client.settings
+            model = self._resolve_model(session, settings)
+            api_key = anthropic_api_key()
+            if not api_key:
+                raise ModelError(NO_KEY, {"retryable": False})
+            cwd = session.manager.cwd
+            tools = _create_tools(settings.tools, settings)
+            system = ""
+            if not run.aborted:
+                system = await self.system_prompt(client, cwd, [tool.name for tool in tools])
+            if not run.aborted:
+                loop = asyncio.get_running_loop()
+                sdk = await loop.run_in_executor(None, self.sdk_factory, api_key, settings)
             entry_ids += await self.host.run(
                 session, lambda: _append_initial(session, model.initial_entries), writes=True
             )
@@ -281,22 +306,19 @@ class RunService:
                 self.host.emit(session, ops.Change("append", list(entry_ids)))
             context = await self.host.run(session, session.manager.context_view().messages, writes=False)
             runner = self._runner(client, session, chat, context, model, tools, system, sdk, settings)
-            chat.runner = runner
-            task = spawn(runner.run([user_message(text, images)]))  # its events go out at once
-            chat.task = task
-            # $/cancelRequest (or the connection going) aborts: answer with the aborted run
-            result = await until_done(task, lambda: self._request_cancelled(client, runner))
+            run.attach(runner)
+            result = await runner.run([user_message(text, images)])
         finally:
-            chat.runner = None
-            chat.task = None
-            chat.starter = None
+            chat.run = None
             chat.approvals.clear()
             chat.checked.clear()
-            session.busy = None if session.busy == "prompt" else session.busy
+            session.release(PROMPT)
             self.host.unpin(session)
             if self.host.registry.get(session.id) is not session:
                 self._chats.pop(session.id, None)  # nobody reattached: the session closed
-            await close_quietly(sdk, "close", "SDK client")
+            run.finish()
+            if sdk is not None:
+                await close_quietly(sdk, "close", "SDK client")
         answer: dict[str, Any] = {
             "userEntryId": next(iter(result.entry_ids), None),
             "entryIds": entry_ids + result.entry_ids,
@@ -420,7 +442,7 @@ class RunService:
                 self._event(session, end)
                 return False
             finally:
-                session.busy = "prompt"
+                session.busy = PROMPT
             runner = chat.runner
             if runner is not None:
                 runner.entry_ids.append(result["entryId"])
@@ -513,9 +535,9 @@ class RunService:
     def abort(self, client: Client, session_id: str | None) -> dict[str, Any]:
         session = self.host.registry.resolve(client, session_id)
         chat = self._chats.get(session.id)
-        if chat is None or chat.runner is None:
+        if chat is None or chat.run is None:
             return {"aborted": False}
-        chat.runner.abort()
+        chat.run.abort()  # also a run still being prepared: it then never reaches the model
         return {"aborted": True}
 
     def clear_queue(self, client: Client, session_id: str | None) -> dict[str, Any]:
@@ -526,13 +548,13 @@ class RunService:
     async def run_state(self, client: Client, session_id: str | None) -> dict[str, Any]:
         session = self.host.registry.resolve(client, session_id)
         chat = self.chat(session)
-        task = chat.task
-        if task is not None and chat.last_event == "agent_end":
+        run = chat.run
+        if run is not None and chat.last_event == "agent_end":
             # After agent_end the run only looks at compaction and the queues: an editor asking
             # right then (it redraws on agent_end) would see running: true and no event after
             # to end it. Wait for that last step (it is short, or it emits compaction_start).
-            await asyncio.wait({task}, timeout=FINISHING_WAIT)
-        state: dict[str, Any] = {"running": chat.runner is not None, "seq": chat.seq}
+            await asyncio.wait({run.ended}, timeout=FINISHING_WAIT)
+        state: dict[str, Any] = {"running": chat.run is not None, "seq": chat.seq}
         live = chat.runner.snapshot() if chat.runner is not None else {"tools": []}
         if "partial" in live:
             state["partial"] = live["partial"]
@@ -551,7 +573,7 @@ class RunService:
             raise InvalidParams(f"modelId {model_id!r} is not a model this server knows (see pi/listModels)",
                                 {"field": "modelId"})  # fmt: skip
         chat = self.chat(session)
-        if chat.runner is not None or session.busy is not None:
+        if chat.run is not None or session.busy is not None:
             raise SessionBusy(f"session {session.id} is busy; change the model when the run has ended",
                               {"busy": session.busy or "prompt"})  # fmt: skip
         current = self._resolve_model(session, client.settings)
@@ -627,24 +649,32 @@ class RunService:
         """``pi/bash``: the user's ``!cmd`` / ``!!cmd``, stored as pi's ``bashExecution`` message.
 
         During a run pi holds the message back until the run ends; so does this (the command runs
-        at once, its entry is appended when the run is over). Cancelling kills the command.
+        at once, its entry is appended when the run is over). One command at a time per session, as
+        pi's ``!cmd``: a second one meanwhile is SessionBusy. Cancelling kills the command.
         """
         session = self.host.registry.resolve(client, session_id)
-        options = _shell_options(client.settings)
-        abort = asyncio.Event()
-        task = asyncio.ensure_future(
-            run_user_bash(
-                command,
-                session.manager.cwd,
-                abort,
-                shell_path=options["shell_path"],
-                command_prefix=options["shell_command_prefix"],
-            )
-        )
-        result = await until_done(task, abort.set)
         chat = self.chat(session)
-        while chat.task is not None:
-            await asyncio.wait({chat.task})
+        if chat.user_bash:  # checked and marked before any await: see active_run
+            raise SessionBusy(f"session {session.id} is running a command of the user's (pi/bash); wait"
+                              " for it or cancel it", {"busy": "bash"})  # fmt: skip
+        chat.user_bash = True
+        try:
+            options = _shell_options(client.settings)
+            abort = asyncio.Event()
+            task = asyncio.ensure_future(
+                run_user_bash(
+                    command,
+                    session.manager.cwd,
+                    abort,
+                    shell_path=options["shell_path"],
+                    command_prefix=options["shell_command_prefix"],
+                )
+            )
+            result = await until_done(task, abort.set)
+        finally:
+            chat.user_bash = False
+        while (run := chat.run) is not None:  # held back until the run has ended
+            await asyncio.wait({run.ended})
         message = result.to_message(command, now_ms(), True if exclude_from_context else None)
         entry_id = await self.host.run(session, lambda: session.manager.append_message(message), writes=True)
         self.host.emit(session, ops.Change("append", [entry_id]))
