@@ -8,8 +8,9 @@ the branch-summary preamble and the file-list blocks.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -234,12 +235,14 @@ def finish_branch_summary(text: str, read_files: list[str], modified_files: list
 class SummaryRequest:
     """One summarisation job, complete enough for either an LLM or the offline digest.
 
-    ``prompt`` is the full user message an LLM receives; ``messages`` are the raw session
-    messages it was built from (the offline summariser reads those instead).
+    ``prompt`` is the full user message an LLM receives, built by ``build_prompt`` when first
+    asked for; ``messages`` are the raw session messages it is built from. The offline
+    summariser reads those instead and never builds the prompt: for a session of tens of
+    thousands of messages the transcript is hundreds of megabytes of strings.
     """
 
     kind: SummaryKind
-    prompt: str
+    build_prompt: Callable[[], str]
     messages: Sequence[dict[str, Any]]
     max_tokens: int
     system: str = SYSTEM_PROMPT
@@ -247,3 +250,8 @@ class SummaryRequest:
     custom_instructions: str | None = None
     thinking_level: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @functools.cached_property
+    def prompt(self) -> str:
+        """The user message for a model (built once, on first use)."""
+        return self.build_prompt()

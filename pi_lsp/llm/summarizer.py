@@ -156,7 +156,9 @@ def history_request(
     messages = preparation.messages_to_summarize
     return SummaryRequest(
         kind="history",
-        prompt=history_prompt(transcript(messages), preparation.previous_summary, custom_instructions),
+        build_prompt=lambda: history_prompt(
+            transcript(messages), preparation.previous_summary, custom_instructions
+        ),
         messages=messages,
         max_tokens=history_max_tokens(preparation.settings.reserve_tokens),
         previous_summary=preparation.previous_summary or None,
@@ -170,7 +172,7 @@ def turn_prefix_request(preparation: CompactionPreparation, thinking_level: str 
     messages = preparation.turn_prefix_messages
     return SummaryRequest(
         kind="turn_prefix",
-        prompt=turn_prefix_prompt(transcript(messages)),
+        build_prompt=lambda: turn_prefix_prompt(transcript(messages)),
         messages=messages,
         max_tokens=turn_prefix_max_tokens(preparation.settings.reserve_tokens),
         thinking_level=thinking_level,
@@ -263,7 +265,9 @@ async def generate_branch_summary(
         return {"summary": NO_BRANCH_CONTENT, "details": {"readFiles": [], "modifiedFiles": []}}
     request = SummaryRequest(
         kind="branch",
-        prompt=branch_prompt(transcript(prepared.messages), custom_instructions, replace_instructions),
+        build_prompt=lambda: branch_prompt(
+            transcript(prepared.messages), custom_instructions, replace_instructions
+        ),
         messages=prepared.messages,
         max_tokens=BRANCH_MAX_TOKENS,
         custom_instructions=custom_instructions or None,

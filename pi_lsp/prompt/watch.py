@@ -35,7 +35,7 @@ from pi_lsp.prompt.watch_backends import (
     WatchdogBackend,
     watchdog_available,
 )
-from pi_lsp.prompt.watch_plan import WatchPlan, plan_watch
+from pi_lsp.prompt.watch_plan import WatchPlan, dir_checker, plan_watch
 
 __all__ = ["ChangeCallback", "PromptWatcher"]
 
@@ -106,6 +106,7 @@ class PromptWatcher:
         self._first_event = 0.0
         self._last_event = 0.0
         self._running = False
+        self._targets_stale = False  # set when stopped: directories may have come or gone since
         self._worker: threading.Thread | None = None
         use_watchdog = backend == "watchdog" or (backend == "auto" and watchdog_available())
         self._backend: Backend
@@ -153,7 +154,8 @@ class PromptWatcher:
         plans = {
             cwd: plan_watch(cwd, self._agent_dir, home=self._home) for cwd in map(os.path.abspath, added)
         }
-        targets = {cwd: plan.watch_dirs() for cwd, plan in plans.items()}
+        isdir = dir_checker()
+        targets = {cwd: plan.watch_dirs(isdir) for cwd, plan in plans.items()}
         with self._lock:
             for cwd in map(os.path.abspath, removed):
                 self._plans.pop(cwd, None)
@@ -198,9 +200,11 @@ class PromptWatcher:
         if not running:
             return Applied()
         if recompute:
-            fresh = {cwd: plan.watch_dirs() for cwd, plan in plans.items()}
+            isdir = dir_checker()
+            fresh = {cwd: plan.watch_dirs(isdir) for cwd, plan in plans.items()}
             with self._lock:
                 self._targets.update({cwd: t for cwd, t in fresh.items() if cwd in self._plans})
+                self._targets_stale = False
         with self._lock:
             targets: set[tuple[str, bool]] = set().union(*self._targets.values())
         return self._backend.apply(list(plans.values()), targets, check_stale=recompute)
@@ -214,7 +218,9 @@ class PromptWatcher:
                 return
             self._running = True
         self._backend.start()
-        self._apply()
+        # Roots added before the first start had their watch directories found just now (by
+        # update_roots): finding them again would double the cost of a thousand roots at once.
+        self._apply(recompute=self._targets_stale)
         self._worker = threading.Thread(target=self._run, name="pi-prompt-watch", daemon=True)
         self._worker.start()
 
@@ -224,6 +230,7 @@ class PromptWatcher:
             if not self._running:
                 return
             self._running = False
+            self._targets_stale = True
             self._pending.clear()
             self._lock.notify_all()
         self._backend.stop()

@@ -9,8 +9,9 @@ watching its nearest existing ancestor, so creating it is seen too.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pi_lsp.prompt.context_files import context_file_candidates
@@ -19,13 +20,13 @@ from pi_lsp.prompt.skill_discovery import skill_locations
 from pi_lsp.prompt.skills import IGNORE_FILE_NAMES
 from pi_lsp.prompt.walk_limits import WalkBudget, walk_dirs
 
-__all__ = ["WatchPlan", "iter_tree_files", "nearest_existing_dir", "plan_watch"]
+__all__ = ["WatchPlan", "dir_checker", "iter_tree_files", "nearest_existing_dir", "plan_watch"]
 
 
-def nearest_existing_dir(path: str) -> str:
+def nearest_existing_dir(path: str, isdir: Callable[[str], bool] = os.path.isdir) -> str:
     """``path`` if it is a directory, else its closest ancestor that is one."""
     current = path
-    while not os.path.isdir(current):
+    while not isdir(current):
         parent = os.path.dirname(current)
         if parent == current:
             return current
@@ -78,16 +79,20 @@ class WatchPlan:
         targets = [*(os.path.dirname(f) for f in self.files), *self.trees]
         return any(_under(target, path) for target in targets)
 
-    def watch_dirs(self) -> set[tuple[str, bool]]:
-        """Existing directories to watch, each with whether to watch it recursively."""
+    def watch_dirs(self, isdir: Callable[[str], bool] = os.path.isdir) -> set[tuple[str, bool]]:
+        """Existing directories to watch, each with whether to watch it recursively.
+
+        ``isdir`` may be one answer per path shared by the plans of one update
+        (:func:`dir_checker`): their ancestors, agent dir and home are mostly the same.
+        """
         dirs: set[tuple[str, bool]] = set()
         for tree in self.trees:
-            if os.path.isdir(tree):
+            if isdir(tree):
                 dirs.add((tree, True))
             else:
-                dirs.add((nearest_existing_dir(tree), False))
+                dirs.add((nearest_existing_dir(tree, isdir), False))
         for file_path in self.files:
-            dirs.add((nearest_existing_dir(os.path.dirname(file_path)), False))
+            dirs.add((nearest_existing_dir(os.path.dirname(file_path), isdir), False))
         recursive = {path for path, is_recursive in dirs if is_recursive}
         return {(path, rec) for path, rec in dirs if rec or path not in recursive}
 
@@ -102,6 +107,12 @@ class WatchPlan:
                 if _under(tree, directory) or _under(directory, tree):
                     start = tree if _under(tree, directory) else directory
                     yield from (p for p in iter_tree_files(start) if self.relevant(p, False))
+
+
+def dir_checker() -> Callable[[str], bool]:
+    """``os.path.isdir`` that asks once per path: for finding many plans' watch directories at
+    one moment (a thousand session roots share ``/``, their parents, the agent dir and home)."""
+    return functools.lru_cache(maxsize=None)(os.path.isdir)
 
 
 def iter_tree_files(root: str) -> Iterator[str]:

@@ -111,6 +111,7 @@ async def navigate(ctx: Context, p: Params) -> Any:
     replace = p.opt_bool("replaceInstructions", False)
     label = p.opt_string("label")
     if summarize:
+        await ctx.service.build_off_loop("branch_summary")
         return await ctx.service.branch_summary.navigate_with_summary(
             ctx.client, p.session(), target, instructions, replace, label
         )
@@ -145,6 +146,7 @@ async def build_context(ctx: Context, p: Params) -> Any:
 
 async def prepare_compaction(ctx: Context, p: Params) -> Any:
     keep = p.opt_int("keepRecentTokens")
+    await ctx.service.build_off_loop("compaction")
     return await ctx.service.compaction.prepare(ctx.client, p.session(), keep)
 
 
@@ -154,6 +156,7 @@ async def compact(ctx: Context, p: Params) -> Any:
     if token is not None and (not isinstance(token, str | int) or isinstance(token, bool)):
         raise InvalidParams("workDoneToken must be a string or an integer", {"field": "workDoneToken"})
     progress = Progress(ctx.client, token)
+    await ctx.service.build_off_loop("compaction")
     return await ctx.service.compaction.compact(ctx.client, p.session(), instructions, progress)
 
 

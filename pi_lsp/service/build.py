@@ -108,6 +108,13 @@ class PiService:
     def runs(self) -> RunService:
         return cast("RunService", self._lazy("runs"))
 
+    async def build_off_loop(self, name: str) -> None:
+        """Build ``name`` (one of :data:`LAZY_SERVICES`) in a worker thread if it is not built yet:
+        its first build imports seconds of modules, which on the event loop would stall every
+        other request meanwhile (the first ``pi/compact`` did)."""
+        if name not in self._built:
+            await self.host.in_thread(lambda: self._lazy(name))
+
     def built(self, name: str) -> Any:
         """The service ``name`` of :data:`LAZY_SERVICES` if it has been built, else None."""
         return self._built.get(name)

@@ -55,6 +55,7 @@ from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
 from pi_lsp.service.summarizing import check_unchanged, summarise_off_loop, summarizer_for
 from pi_lsp.session import SessionManager
+from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.view import ContextView
 
 log = logging.getLogger(__name__)
@@ -136,10 +137,13 @@ class CompactionService:
     # ------------------------------------------------------------------ prepare
 
     def _prepare_locked(self, manager: SessionManager, config: RunConfig) -> Prepared:
-        view = manager.context_view()
-        records = view.path
-        entries = [RecordEntry(record) for record in records]
-        preparation = prepare_compaction(entries, config.compaction, self.state(manager).cache)
+        # The collector paused: its full passes over a big session's heap, triggered by these
+        # allocations, hold the interpreter lock for up to a second each (every thread stalls).
+        with gc_paused():
+            view = manager.context_view()
+            records = view.path
+            entries = [RecordEntry(record) for record in records]
+            preparation = prepare_compaction(entries, config.compaction, self.state(manager).cache)
         return Prepared(
             preparation,
             manager.leaf_id,
@@ -316,10 +320,11 @@ class CompactionService:
 
     def _tokens_after(self, manager: SessionManager, config: RunConfig) -> int:
         """Context size right after a compaction, counted locally with the configured tokenizer."""
-        entries = [RecordEntry(record) for record in manager.context_view().path]
         tokenizer = shared_tokenizer(config.tokenizer)
         cache = self.state(manager).cache
-        return sum(cache.entry_tokens(entry, tokenizer) for entry in context_entries(entries))
+        with gc_paused():  # as in _prepare_locked
+            entries = [RecordEntry(record) for record in manager.context_view().path]
+            return sum(cache.entry_tokens(entry, tokenizer) for entry in context_entries(entries))
 
     # ------------------------------------------------------------------ auto-compaction
 

@@ -24,6 +24,7 @@ from pi_lsp.service.closing import close_quietly
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.errors import ModelError, SessionBusy, SessionNotFound
 from pi_lsp.service.registry import OpenSession, Registry
+from pi_lsp.session.gcpause import gc_paused
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -63,10 +64,20 @@ async def summarise_off_loop(
 
     The offline digest is pure computation over every summarised message (seconds for a session
     of tens of thousands of messages); on the event loop it would stop the server answering
-    anything meanwhile. A model call is network-bound and stays on the loop (its client lives there).
+    anything meanwhile. In the worker it shares the interpreter lock with the loop, which the
+    interpreter hands over every few milliseconds, except during one long C call: the cyclic
+    garbage collector's full passes, which its allocations trigger and which walk the whole heap
+    (a big open session is millions of objects: up to a second each). So the collector is paused
+    while it runs (:func:`~pi_lsp.session.gcpause.gc_paused`; the digest makes no cycles).
+    A model call is network-bound and stays on the loop (its client lives there).
     """
     if isinstance(summarizer, OfflineSummarizer):
-        return await in_thread(lambda: asyncio.run(make()))
+
+        def digest() -> T:
+            with gc_paused():
+                return asyncio.run(make())
+
+        return await in_thread(digest)
     return await make()
 
 

@@ -9,6 +9,7 @@ with the real watcher.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,9 +26,9 @@ def watch_dirs_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     real = WatchPlan.watch_dirs
 
-    def counting(plan: WatchPlan) -> set[tuple[str, bool]]:
+    def counting(plan: WatchPlan, *args: Any) -> set[tuple[str, bool]]:
         calls.append(plan.cwd)
-        return real(plan)
+        return real(plan, *args)
 
     monkeypatch.setattr(WatchPlan, "watch_dirs", counting)
     return calls
@@ -81,6 +82,48 @@ async def test_many_session_cwds_cost_linear_watch_work(tmp_path: Path, watch_di
         text = await service.prompt.hover(client, str(skill))
         assert text is not None and "skill `fresh`" in text
         assert assembled == [str(cwds[7])]
+    finally:
+        await service.close()
+
+
+async def test_roots_known_before_the_watcher_starts_are_planned_once(
+    tmp_path: Path, watch_dirs_calls: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sessions opened before the prompt service exists (a client opening its sessions before its
+    first prompt request): the first sync adds every root and starts the watcher; each root's
+    watch directories are found once, not again when the watcher starts, and each directory
+    they share is looked at once."""
+    import pi_lsp.prompt.watch_plan as watch_plan
+
+    stats: list[str] = []
+    real_isdir = watch_plan.os.path.isdir
+
+    def counting_isdir(path: str) -> bool:
+        stats.append(path)
+        return real_isdir(path)
+
+    monkeypatch.setattr(watch_plan.os.path, "isdir", counting_isdir)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    cwds = [tmp_path / "projects" / f"p{n}" for n in range(100)]
+    for cwd in cwds:
+        cwd.mkdir(parents=True)
+    service = build_service()
+    client = Client()
+    service.connect(client)
+    try:
+        for cwd in cwds:
+            await service.sessions.new_session(
+                client, cwd=str(cwd), session_dir=None, parent_session=None, session_id=None, persist=False
+            )
+        assert service.built("prompt") is None
+        service.prompt.initialized(client, [str(workspace)])
+        await service.prompt.get_system_prompt(
+            client, str(workspace), tools=None, custom_prompt=None, append_prompt=None
+        )
+        assert sorted(watch_dirs_calls) == sorted([str(workspace), *map(str, cwds)])
+        shared = str(tmp_path)  # every root's ancestor: its AGENTS.md and .agents/skills
+        assert stats.count(shared) <= 2
     finally:
         await service.close()
 
