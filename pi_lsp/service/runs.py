@@ -66,6 +66,11 @@ T = TypeVar("T")
 
 SystemPromptFn = Callable[[Client, str, list[str]], Awaitable[str]]
 """(client, cwd, tool names) → the system prompt text pi would send (``pi/getSystemPrompt``)."""
+CheckpointFn = Callable[
+    [Client, OpenSession, Callable[[dict[str, Any]], None], list[str] | None], Awaitable[str | None]
+]
+"""(client, session, pi/event emitter, tool names after a batch or None) → the checkpoint entry's id
+if one was written (``CheckpointService.capture``)."""
 NO_KEY = (
     "No Anthropic API key: set the ANTHROPIC_API_KEY environment variable for the pi-lsp server"
     " (or log in with pi so that its auth.json holds a key); nothing was written"
@@ -113,6 +118,7 @@ class RunService:
         sdk_factory: Callable[[str, Settings], Any] | None = None,
         documents: EditorDocuments | None = None,
         reattach_grace: float = 0.0,
+        checkpoint: CheckpointFn | None = None,
     ) -> None:
         """``reattach_grace``: seconds a run goes on after its connection closed, for a client to
         open its session again (a reloaded window); 0 ends a run with its connection, as pi does."""
@@ -123,6 +129,7 @@ class RunService:
         self.sdk_factory = sdk_factory or _anthropic_sdk
         self._chats: dict[str, ChatState] = {}
         self.reattach_grace = reattach_grace
+        self.checkpoint = checkpoint
         self.approvers = Approvers(host.registry, reattach_grace)
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -288,7 +295,12 @@ class RunService:
             context = await self.host.run(session, session.manager.context_view().messages, writes=False)
             runner = self._runner(client, session, chat, context, model, tools, system, sdk, settings)
             chat.runner = runner
-            task = spawn(runner.run([user_message(text, images)]))  # its events go out at once
+
+            async def run() -> RunResult:
+                entry_ids.extend(await self._checkpoint(client, session, None))  # the user's own changes
+                return await runner.run([user_message(text, images)])
+
+            task = spawn(run())  # its events go out at once
             chat.task = task
             # $/cancelRequest (or the connection going) aborts: answer with the aborted run
             result = await until_done(task, lambda: self._request_cancelled(client, runner))
@@ -366,6 +378,9 @@ class RunService:
         ) -> str | None:
             return await self._approve(client, session, chat, call, args, tool, settings, runner_ref[0])
 
+        async def after_tool_batch(names: list[str]) -> None:
+            runner_ref[0].entry_ids += await self._checkpoint(client, session, names)
+
         hooks = LoopHooks(
             stream=stream,
             emit=lambda event: self._event(session, event),
@@ -375,6 +390,7 @@ class RunService:
             tool_context=tool_context,
             before_tool_call=before_tool_call,
             partial_message=lambda: partial_assistant(info),
+            after_tool_batch=after_tool_batch,
         )
         runner = Runner(
             context,
@@ -386,6 +402,16 @@ class RunService:
         )
         runner_ref.append(runner)
         return runner
+
+    async def _checkpoint(
+        self, client: Client, session: OpenSession, tool_names: list[str] | None
+    ) -> list[str]:
+        """A snapshot of the workspace at one of the run's checkpoints: the new entry's id, if any."""
+        if self.checkpoint is None:
+            return []
+        emit = lambda event: self._event(session, event)  # noqa: E731
+        entry_id = await self.checkpoint(client, session, emit, tool_names)
+        return [entry_id] if entry_id is not None else []
 
     # ------------------------------------------------------------------ auto-compaction
 
@@ -647,6 +673,7 @@ class RunService:
         message = result.to_message(command, now_ms(), True if exclude_from_context else None)
         entry_id = await self.host.run(session, lambda: session.manager.append_message(message), writes=True)
         self.host.emit(session, ops.Change("append", [entry_id]))
+        await self._checkpoint(client, session, ["bash"])
         return {
             "output": result.output,
             "exitCode": result.exit_code,
