@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pi_lsp.server.rpc_client import RpcError
+from tests.agent.chat_support import skip_dropped, without_checkpoints
 from tests.checkpoints.support import Chat, file_tree, git, hash_dir, open_chat, text_turn, tool_turn
 from tests.oracle import PiOracle
 
@@ -43,7 +44,7 @@ def run_one() -> list[Any]:
         tool_turn(
             ("t1", "write", {"path": "new.txt", "content": "new file\n"}),
             ("t2", "write", {"path": "hello.txt", "content": "line one\nline two\n"}),
-        ),  # fmt: skip
+        ),
         tool_turn(("t3", "bash", {"command": BASH_ONE})),
         text_turn("done one"),
         tool_turn(("t4", "write", {"path": "hello.txt", "content": "branch two\n"})),
@@ -118,7 +119,7 @@ async def test_runs_take_checkpoints_and_navigation_rewinds_the_workspace(pi_ora
         # a second branch from there
         two = await chat.request("pi/prompt", text="two")
         assert two["stopReason"] == "stop"
-        assert len((await chat.checkpoints())) == 4  # nothing changed before "two": only the write's snapshot
+        assert len(await chat.checkpoints()) == 4  # nothing changed before "two": only the write's snapshot
         after_two = file_tree(cwd)
         assert after_two["hello.txt"] == ("file", b"branch two\n", 0o644)
         leaf_two = (await chat.request("pi/getSessionState"))["leafId"]
@@ -160,24 +161,11 @@ async def test_runs_take_checkpoints_and_navigation_rewinds_the_workspace(pi_ora
         entries = chat.ws.entries()
         for leaf in (leaf_one, leaf_two, (await user_entry(chat, "two"))["id"]):
             with_checkpoints = pi_oracle.result("context", path=str(session_file), leafId=leaf)
-            stripped, stripped_leaf = strip_checkpoints(entries[1:], leaf)
+            stripped, dropped = without_checkpoints(entries[1:])
+            stripped_leaf = skip_dropped(leaf, {e["id"]: e["parentId"] for e in entries[1:]}, dropped)
             assert with_checkpoints == pi_oracle.result("context", entries=stripped, leafId=stripped_leaf)
             ours = await chat.request("pi/buildContext", leafId=leaf)
             assert ours["messages"] == with_checkpoints["messages"]
-
-
-def strip_checkpoints(entries: list[dict[str, Any]], leaf: str) -> tuple[list[dict[str, Any]], str | None]:
-    """The entries without checkpoint entries, children re-parented past them; the leaf mapped."""
-    parent = {e["id"]: e.get("parentId") for e in entries}
-    dropped = {e["id"] for e in entries if e.get("customType") == "pi-lsp/checkpoint"}
-
-    def kept(entry_id: str | None) -> str | None:
-        while entry_id in dropped:
-            entry_id = parent[entry_id]
-        return entry_id
-
-    out = [{**e, "parentId": kept(e.get("parentId"))} for e in entries if e["id"] not in dropped]
-    return out, kept(leaf)
 
 
 async def test_user_bash_and_hand_edits_are_captured_and_tools_see_no_git_variables() -> None:
