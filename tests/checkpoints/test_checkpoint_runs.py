@@ -223,3 +223,16 @@ async def test_a_restore_during_a_run_is_busy_and_bad_params_name_the_field() ->
         with pytest.raises(RpcError) as raised:
             await chat.request("pi/restoreFiles", targetId="nope")
         assert raised.value.code == -32002
+
+
+async def test_settings_turn_checkpoints_off_and_too_many_files_is_told_once() -> None:
+    async for chat in open_chat([], {"a.txt": "a\n", "b.txt": "b\n"}, {"checkpoints": {"maxFiles": 1}}):
+        for command in ("printf 1 > c.txt", "printf 2 > c.txt"):
+            await chat.request("pi/bash", command=command)
+        assert await chat.checkpoints() == []
+        [skipped] = chat.events("checkpoint_skipped")
+        assert "more than 1 files" in skipped["reason"]
+    async for chat in open_chat([], {"a.txt": "a\n"}, {"checkpoints": {"enabled": False}}):
+        await chat.request("pi/bash", command="printf 1 > c.txt")
+        assert await chat.checkpoints() == [] and chat.events("checkpoint_skipped") == []
+        assert not (chat.ws.agent_dir / "pi-lsp" / "checkpoints").exists()
