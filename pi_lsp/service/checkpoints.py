@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from pi_lsp.checkpoints import restore as restores
 from pi_lsp.checkpoints.entries import checkpoint_entry, state_on_path
+from pi_lsp.checkpoints.gc import note_session
 from pi_lsp.checkpoints.snapshot import TooManyFiles, capture
 from pi_lsp.checkpoints.store import Change, StoreError, WorkspaceStore
 from pi_lsp.secrets import redact
@@ -91,7 +92,10 @@ class CheckpointService:
             if previous == tree:
                 return None
             changes = store.diff(previous, tree)
-            return manager.append_entry(checkpoint_entry(tree, changes)), changes
+            entry_id = manager.append_entry(checkpoint_entry(tree, changes))
+            if manager.session_file is not None:
+                note_session(store, manager.session_file)  # gc keeps what this file names
+            return entry_id, changes
 
         try:
             linked = await self.host.run(session, link, writes=True)

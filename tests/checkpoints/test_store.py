@@ -119,8 +119,9 @@ def test_links_modes_binary_and_large_files(workspace: Path, tmp_path: Path) -> 
         k: v for k, v in before.items() if k not in ("big.iso", "tool")
     }
     assert after["big.iso"] == ("file", b"y" * 4096, 0o644)  # too large: never captured, never touched
-    undone = restores.apply(store, restores.plan(store.cwd, restores.undo_moves(store, str(result["undoId"])),
-                                                 restores.read_written(store)), False, record_undo=False)  # fmt: skip
+    moves = restores.undo_moves(store, str(result["undoId"]))
+    undo_plan = restores.plan(store.cwd, moves, restores.read_written(store))
+    undone = restores.apply(store, undo_plan, False, record_undo=False)
     assert undone["conflicts"] == []
     assert (workspace / "link").read_text() == "a file where the link was"
     assert (workspace / "small.txt").read_text() == "small"
