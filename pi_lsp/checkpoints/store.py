@@ -48,6 +48,17 @@ FileState = tuple[str, str] | None
 """A file as git records it: (mode ``100644``/``100755``/``120000``, blob id), or None (absent)."""
 
 
+def _write_config(path: Path) -> None:
+    """Our settings appended to the new store's config (one write instead of a git per key)."""
+    sections: dict[str, list[str]] = {}
+    for key, value in CONFIG:
+        section, name = key.split(".")
+        sections.setdefault(section, []).append(f"\t{name} = {value}\n")
+    text = "".join(f"[{section}]\n" + "".join(lines) for section, lines in sections.items())
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
 class StoreError(Exception):
     """The store could not be read or written (the service reports it as FileError)."""
 
@@ -120,8 +131,7 @@ class WorkspaceStore:
             self.folder.mkdir(parents=True, exist_ok=True)
             if not (self.git_dir / "HEAD").exists():
                 self.git(["init", "--quiet", "--bare", str(self.git_dir)], creating=True)
-                for key, value in CONFIG:
-                    self.git(["config", key, value])
+                _write_config(self.git_dir / "config")
                 (self.folder / "workspace").write_text(
                     self.cwd + "\n", encoding="utf-8", errors="surrogateescape"
                 )
