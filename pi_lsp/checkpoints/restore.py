@@ -20,6 +20,7 @@ import stat
 import time
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from pi_lsp.atomic_file import replace_atomically
 from pi_lsp.checkpoints.store import FileState, StoreError, WorkspaceStore, blob_id
 
 WRITTEN = "written.json"
+WRITERS = 8  # files written at once: creating a file is mostly waiting for the file system
 SYMLINK = "120000"
 EXECUTABLE = "100755"
 OTHER: FileState = ("other", "")
@@ -133,15 +135,18 @@ def apply(
             )
         blobs = store.read_blobs([item.target[1] for item, _ in chosen if item.target is not None])
         restored: list[dict[str, str]] = []
-        ordered = sorted(chosen, key=lambda pair: pair[0].target is not None)  # deletions first
-        for item, _data in ordered:
-            try:
-                _write(store.cwd, item.path, item.target, blobs)
-            except OSError:
+        deletions = [item for item, _data in chosen if item.target is None]
+        writes = [item for item, _data in chosen if item.target is not None]
+        outcomes = [_try_write(store.cwd, item, blobs) for item in deletions]  # first: a file may
+        with ThreadPoolExecutor(WRITERS) as pool:  # take the place of a deleted folder
+            outcomes += pool.map(lambda item: _try_write(store.cwd, item, blobs), writes)
+        for item, done in zip(deletions + writes, outcomes, strict=True):
+            if not done:
                 conflicts.append(item.path)
                 continue
             written[item.path] = item.target
             restored.append({"path": item.path, "change": item.change})
+        restored.sort(key=lambda file: file["path"])
         store.write_json(WRITTEN, {path: _wire(state) for path, state in written.items()})
     result: dict[str, Any] = {"restored": restored, "conflicts": sorted(conflicts)}
     if record_undo:
@@ -157,6 +162,15 @@ def undo_moves(store: WorkspaceStore, undo_id: str) -> list[tuple[str, FileState
     if not isinstance(record, dict):
         raise KeyError(undo_id)
     return [(str(f["path"]), _state(f["after"]), _state(f["before"])) for f in record.get("files", [])]
+
+
+def _try_write(cwd: str, item: Planned, blobs: dict[str, bytes]) -> bool:
+    """Write one planned file; False when the disk refused (reported as a conflict, left as is)."""
+    try:
+        _write(cwd, item.path, item.target, blobs)
+    except OSError:
+        return False
+    return True
 
 
 def _wire(state: FileState) -> list[str] | None:
