@@ -53,6 +53,8 @@ class Planned:
 def disk_file(cwd: str, path: str) -> tuple[FileState, bytes | None]:
     """The file at ``path`` as git would record it, with its bytes (a link's: its target)."""
     full = os.path.join(cwd, path)
+    if not _folders_inside(cwd, path):
+        return OTHER, None  # a link on the way out of the workspace: never written through
     try:
         info = os.lstat(full)
     except (FileNotFoundError, NotADirectoryError):
@@ -177,8 +179,27 @@ def _wire(state: FileState) -> list[str] | None:
     return list(state) if state is not None else None
 
 
+def _folders_inside(cwd: str, path: str) -> bool:
+    """Whether the folders on the way to ``path`` are real folders of the workspace (or missing),
+    not links: a file is never written or deleted through a link."""
+    folder = cwd
+    for part in Path(path).parts[:-1]:
+        folder = os.path.join(folder, part)
+        try:
+            info = os.lstat(folder)
+        except FileNotFoundError:
+            return True  # made by the write, as a real folder
+        if stat.S_ISLNK(info.st_mode):
+            return False
+        if not stat.S_ISDIR(info.st_mode):
+            return True  # a file in the way: the write fails and the path is reported as a conflict
+    return True
+
+
 def _write(cwd: str, path: str, target: FileState, blobs: dict[str, bytes]) -> None:
     full = Path(cwd, path)
+    if not _folders_inside(cwd, path):
+        raise OSError(f"{path}: a link is on the way")
     if target is None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(full)

@@ -272,8 +272,6 @@ class WorkspaceStore:
         path = self.folder / name
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            replace_atomically(
-                path, json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogateescape"), mode=0o600
-            )
+            replace_atomically(path, json.dumps(value).encode(), mode=0o600)
         except OSError as error:
             raise StoreError(str(path), error.strerror or str(error)) from error

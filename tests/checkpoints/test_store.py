@@ -173,3 +173,20 @@ def test_two_stores_of_one_workspace_capture_at_once(workspace: Path, tmp_path: 
     assert errors == [] and len(set(trees)) == 1
     assert len(tree_paths(stores[0], trees[0])) == 300
     stores[0].git(["fsck", "--no-progress"])
+
+
+def test_a_restore_never_writes_through_a_link_out_of_the_workspace(workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / "src").mkdir()
+    (workspace / "src" / "main.py").write_text("print(1)\n")
+    store = WorkspaceStore(str(workspace), tmp_path / "agent")
+    first = capture(store, Limits())
+    (workspace / "src" / "main.py").unlink()
+    (workspace / "src").rmdir()
+    second = capture(store, Limits())
+    os.symlink(outside, workspace / "src")  # made after the last snapshot: e.g. by a tool's command
+    result = restore(store, second, first, force=True)
+    assert result["conflicts"] == ["src/main.py"] and result["restored"] == []
+    assert list(outside.iterdir()) == []
+    assert os.path.islink(workspace / "src")
