@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,7 +20,7 @@ from typing import Any, TypeVar
 from pi_lsp.checkpoints import restore as restores
 from pi_lsp.checkpoints.entries import checkpoint_entry, state_on_path
 from pi_lsp.checkpoints.gc import note_session
-from pi_lsp.checkpoints.snapshot import TooManyFiles, capture
+from pi_lsp.checkpoints.snapshot import Limits, TooManyFiles, capture
 from pi_lsp.checkpoints.store import Change, StoreError, WorkspaceStore
 from pi_lsp.secrets import redact
 from pi_lsp.service import entries as ops
@@ -30,6 +31,8 @@ from pi_lsp.service.registry import Client, OpenSession
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+REFUSAL_MEMORY = 600.0
+"""Seconds a workspace refused for its size is not listed again (listing it is the slow part)."""
 READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
 """Tools known not to change files: a batch of only these takes no snapshot."""
 EmitFn = Callable[[dict[str, Any]], None]
@@ -51,6 +54,7 @@ class CheckpointService:
         self.root = root
         self._stores: dict[tuple[str, str], WorkspaceStore] = {}
         self._told: set[str] = set()  # sessions told checkpoint_skipped
+        self._refused: dict[str, tuple[float, Limits, str]] = {}  # workspace → (until, limits, why)
 
     def store(self, cwd: str) -> WorkspaceStore:
         from pi_lsp.agent_dir import agent_dir
@@ -75,12 +79,15 @@ class CheckpointService:
         if not settings.enabled or (tool_names is not None and not changes_files(tool_names)):
             return None
         store = self.store(session.manager.cwd)
+        refused = self._refused.get(store.cwd)
+        if refused is not None and refused[1] == settings.limits and time.monotonic() < refused[0]:
+            self._tell(session, emit, refused[2])  # not walked again at every batch
+            return None
         try:
             tree = await self.host.in_thread(lambda: capture(store, settings.limits))
         except TooManyFiles as error:
-            if session.id not in self._told:
-                self._told.add(session.id)
-                emit({"type": "checkpoint_skipped", "reason": str(error)})
+            self._refused[store.cwd] = (time.monotonic() + REFUSAL_MEMORY, settings.limits, str(error))
+            self._tell(session, emit, str(error))
             return None
         except (StoreError, OSError) as error:
             log.warning("checkpoint of %s skipped: %s", session.manager.cwd, redact(str(error)))
@@ -109,6 +116,12 @@ class CheckpointService:
         files = checkpoint_entry(tree, changes)["data"]["files"]
         emit({"type": "checkpoint", "entryId": entry_id, "files": files})
         return entry_id
+
+    def _tell(self, session: OpenSession, emit: EmitFn, reason: str) -> None:
+        """``checkpoint_skipped``, once per session."""
+        if session.id not in self._told:
+            self._told.add(session.id)
+            emit({"type": "checkpoint_skipped", "reason": reason})
 
     # ------------------------------------------------------------------ states of entries
 
