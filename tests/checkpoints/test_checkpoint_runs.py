@@ -186,6 +186,10 @@ async def test_user_bash_and_hand_edits_are_captured_and_tools_see_no_git_variab
             e for e in (await chat.entries()) if e["type"] == "message" and e["message"]["role"] == "user"
         )
         assert user["parentId"] == first["id"]
+        only = await chat.request("pi/previewRestore", targetId=checkpoint["id"], paths=["user.txt"])
+        assert only["files"] == []
+        only = await chat.request("pi/getChanges", fromId=checkpoint["id"], toId=first["id"], paths=["a.txt"])
+        assert only["files"] == [{"path": "a.txt", "change": "modified"}]
         back = await chat.request("pi/restoreFiles", targetId=checkpoint["id"])
         assert back["restored"] == [{"path": "a.txt", "change": "modify"}]
         assert (cwd / "a.txt").read_text() == "a\n"
