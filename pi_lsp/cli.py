@@ -62,6 +62,16 @@ def _parser() -> argparse.ArgumentParser:
     context.add_argument("--leaf", help="entry id to build the context for (default: the leaf)")
     context.add_argument("--json", action="store_true", help="print the pi/buildContext result")
 
+    checkpoints = commands.add_parser("checkpoints", help="the checkpoint stores of workspaces")
+    actions = checkpoints.add_subparsers(dest="action", metavar="ACTION", required=True)
+    gc = actions.add_parser("gc", help="prune snapshots no session references; report the sizes")
+    gc.add_argument(
+        "--sessions", action="append", default=[], metavar="DIR",
+        help="also keep what session files under DIR reference (besides pi's sessions folder)",
+    )  # fmt: skip
+    gc.add_argument("--dry-run", action="store_true", help="only report the sizes")
+    gc.add_argument("--json", action="store_true", help="print the report as JSON")
+
     chat = commands.add_parser("chat", help="chat with the agent in this terminal (needs ANTHROPIC_API_KEY)")
     chat.add_argument("prompt", nargs="?", metavar="PROMPT", help="answer this one prompt and exit")
     where = chat.add_mutually_exclusive_group()
@@ -158,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
             from pi_lsp.server.demo import run_demo
 
             return run_demo(args.dir, keep=args.keep)
+        if command == "checkpoints":
+            return _checkpoints_gc(args)
         return {"sessions": _sessions, "tree": _tree, "context": _context}[command](args)
     except CommandError as error:
         print(f"pi-lsp: error: {error}", file=sys.stderr)
@@ -175,6 +187,37 @@ def main(argv: list[str] | None = None) -> int:
         message = mapped.message if mapped is not None else f"{type(error).__name__}: {error}"
         print(f"pi-lsp: error: {redact(message)}", file=sys.stderr)
         return 1
+
+
+def _checkpoints_gc(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from pi_lsp.agent_dir import sessions_root
+    from pi_lsp.checkpoints.gc import collect
+
+    folders = [sessions_root(), *(Path(folder) for folder in args.sessions)]
+    reports = collect(None, folders, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps({"stores": [report.to_wire() for report in reports]}, indent=2))
+        return 0
+    for report in reports:
+        sizes = f"{_size(report.bytes_before)} -> {_size(report.bytes_after)}"
+        counts = f"{report.snapshots} snapshots kept, {report.undo_records} undo records"
+        print(f"{report.workspace}: {counts}, {sizes}")
+    total_before = sum(report.bytes_before for report in reports)
+    total_after = sum(report.bytes_after for report in reports)
+    print(f"{len(reports)} stores: {_size(total_before)} -> {_size(total_after)}")
+    return 0
+
+
+def _size(count: int) -> str:
+    value = float(count)
+    for unit in ("B", "KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
 
 
 def _chat(args: argparse.Namespace) -> int:

@@ -73,6 +73,8 @@ class LoopHooks:
     before_tool_call: BeforeToolCall | None = None
     partial_message: Callable[[], Message] | None = None
     """The assistant message as it stands when its stream starts (for ``message_start``)."""
+    after_tool_batch: Callable[[list[str]], Awaitable[None]] | None = None
+    """Called with the batch's tool names once its results are persisted (checkpoints)."""
     get_steering: Callable[[], list[Message]] = field(default=lambda: [])
     get_follow_up: Callable[[], list[Message]] = field(default=lambda: [])
 
@@ -194,6 +196,8 @@ class AgentLoop:
                 more_tools = False
                 if calls:  # built-in tools never set pi's ``terminate``, so a batch always continues
                     results = await self._execute_tools(assistant, calls)
+                    if self.hooks.after_tool_batch is not None:
+                        await self.hooks.after_tool_batch([str(call.get("name")) for call in calls])
                     more_tools = True
                     self.context.extend(results)
                 self.hooks.emit({"type": "turn_end", "message": assistant, "toolResults": results})

@@ -46,6 +46,10 @@ IMPLEMENTED_METHODS = (
     "pi/getSessionStats",
     "pi/getCommands",
     "pi/bash",
+    "pi/previewRestore",
+    "pi/restoreFiles",
+    "pi/undoRestore",
+    "pi/getChanges",
     "pi/getServerStatus",
 )
 NOTIFICATIONS = (

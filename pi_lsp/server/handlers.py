@@ -6,6 +6,7 @@ request had none) wrapped in :class:`Params`, and the per-connection :class:`Con
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pi_lsp.server.capabilities import IMPLEMENTED_METHODS, PROTOCOL_VERSION
@@ -101,7 +102,11 @@ async def get_tree(ctx: Context, p: Params) -> Any:
 
 async def set_leaf(ctx: Context, p: Params) -> Any:
     entry_id = p.nullable_string("id", required=True)
-    return await ctx.service.host.call(ctx.client, p.session(), ops.set_leaf, entry_id, writes=True)
+
+    async def move() -> Any:
+        return await ctx.service.host.call(ctx.client, p.session(), ops.set_leaf, entry_id, writes=True)
+
+    return await _restoring(ctx, p, move)
 
 
 async def navigate(ctx: Context, p: Params) -> Any:
@@ -110,14 +115,26 @@ async def navigate(ctx: Context, p: Params) -> Any:
     instructions = p.opt_string("customInstructions")
     replace = p.opt_bool("replaceInstructions", False)
     label = p.opt_string("label")
-    if summarize:
-        await ctx.service.build_off_loop("branch_summary")
-        return await ctx.service.branch_summary.navigate_with_summary(
-            ctx.client, p.session(), target, instructions, replace, label
+
+    async def move() -> Any:
+        if summarize:
+            await ctx.service.build_off_loop("branch_summary")
+            return await ctx.service.branch_summary.navigate_with_summary(
+                ctx.client, p.session(), target, instructions, replace, label
+            )
+        return await ctx.service.host.call(
+            ctx.client, p.session(), ops.navigate, target, False, label, writes=True
         )
-    return await ctx.service.host.call(
-        ctx.client, p.session(), ops.navigate, target, False, label, writes=True
-    )
+
+    return await _restoring(ctx, p, move)
+
+
+async def _restoring(ctx: Context, p: Params, move: Callable[[], Awaitable[Any]]) -> Any:
+    """``restoreFiles`` / ``force`` of ``pi/navigate`` and ``pi/setLeaf``: the move, then the restore."""
+    force = p.opt_bool("force", False)
+    if not p.opt_bool("restoreFiles", False):
+        return await move()
+    return await ctx.service.checkpoints.moving(ctx.client, p.session(), move, force)
 
 
 async def set_label(ctx: Context, p: Params) -> Any:
@@ -131,6 +148,36 @@ async def set_label(ctx: Context, p: Params) -> Any:
 async def set_session_name(ctx: Context, p: Params) -> Any:
     return await ctx.service.host.call(
         ctx.client, p.session(), ops.set_session_name, p.string("name"), writes=True
+    )
+
+
+# ------------------------------------------------------------------------------ Checkpoints
+
+
+async def preview_restore(ctx: Context, p: Params) -> Any:
+    return await ctx.service.checkpoints.preview_restore(
+        ctx.client, p.session(), p.string("targetId"), p.opt_string_list("paths"), p.opt_bool("diff", False)
+    )
+
+
+async def restore_files(ctx: Context, p: Params) -> Any:
+    return await ctx.service.checkpoints.restore_files(
+        ctx.client, p.session(), p.string("targetId"), p.opt_string_list("paths"), p.opt_bool("force", False)
+    )
+
+
+async def undo_restore(ctx: Context, p: Params) -> Any:
+    return await ctx.service.checkpoints.undo_restore(ctx.client, p.session(), p.nonempty_string("undoId"))
+
+
+async def get_changes(ctx: Context, p: Params) -> Any:
+    return await ctx.service.checkpoints.get_changes(
+        ctx.client,
+        p.session(),
+        p.opt_string("fromId"),
+        p.opt_string("toId"),
+        p.opt_string_list("paths"),
+        p.opt_bool("diff", False),
     )
 
 
@@ -169,7 +216,7 @@ async def get_system_prompt(ctx: Context, p: Params) -> Any:
     return await prompt.get_system_prompt(
         ctx.client,
         cwd,
-        tools=_opt_string_list(p, "tools"),
+        tools=p.opt_string_list("tools"),
         custom_prompt=p.opt_string("customPrompt"),
         append_prompt=p.opt_string("appendPrompt"),
     )
@@ -188,15 +235,6 @@ async def get_server_status(ctx: Context, p: Params) -> Any:
 
     watching = await ctx.service.prompt.watch_status(ctx.client)
     return await server_status(ctx.client.settings, watching, PROTOCOL_VERSION)
-
-
-def _opt_string_list(p: Params, name: str) -> list[str] | None:
-    value = p.data.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise InvalidParams(f"{name} must be an array of strings", {"field": name})
-    return list(value)
 
 
 def _opt_nonempty(p: Params, name: str) -> str | None:
@@ -237,6 +275,10 @@ METHODS: dict[str, Handler] = {
     "pi/getSystemPrompt": get_system_prompt,
     "pi/listSkills": list_skills,
     **CHAT_METHODS,
+    "pi/previewRestore": preview_restore,
+    "pi/restoreFiles": restore_files,
+    "pi/undoRestore": undo_restore,
+    "pi/getChanges": get_changes,
     "pi/getServerStatus": get_server_status,
 }
 assert tuple(METHODS) == IMPLEMENTED_METHODS, "keep capabilities.IMPLEMENTED_METHODS in sync"

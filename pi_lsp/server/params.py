@@ -103,3 +103,11 @@ class Params:
         if value not in choices:
             raise self._wrong(name, "one of " + ", ".join(f'"{choice}"' for choice in choices))
         return value
+
+    def opt_string_list(self, name: str) -> list[str] | None:
+        value = self.data.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self._wrong(name, "an array of strings")
+        return list(value)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from pi_lsp.agent.documents import EditorDocuments
+from pi_lsp.service.checkpoints import CheckpointService
 from pi_lsp.service.host import SessionHost
 from pi_lsp.service.registry import Client, Registry
 from pi_lsp.service.sessions import SessionService
@@ -52,6 +53,7 @@ class PiService:
     host: SessionHost
     sessions: SessionService
     documents: EditorDocuments
+    checkpoints: CheckpointService
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # after the lazy ones
     reattach_grace: float = 0.0  # seconds a run outlives its connection (shared servers)
     _built: dict[str, Any] = field(default_factory=dict)
@@ -90,6 +92,7 @@ class PiService:
             prompt_text,
             documents=self.documents,
             reattach_grace=self.reattach_grace,
+            checkpoint=self.checkpoints.capture,
         )
 
     @property
@@ -171,6 +174,7 @@ def build_service(*, workers: int = 4, watch_interval: float = 0.3, reattach_gra
             host, context_usage=context_usage, before_close=before_close, listing=listing
         ),
         documents=documents,
+        checkpoints=CheckpointService(host),  # snapshots of runs' workspaces, restores
         closers=[lambda: host.in_thread(listing.close)],
         reattach_grace=reattach_grace,
     )

@@ -61,6 +61,11 @@ T = TypeVar("T")
 
 SystemPromptFn = Callable[[Client, str, list[str]], Awaitable[str]]
 """(client, cwd, tool names) → the system prompt text pi would send (``pi/getSystemPrompt``)."""
+CheckpointFn = Callable[
+    [Client, OpenSession, Callable[[dict[str, Any]], None], list[str] | None], Awaitable[str | None]
+]
+"""(client, session, pi/event emitter, tool names after a batch or None) → the checkpoint entry's id
+if one was written (``CheckpointService.capture``)."""
 NO_KEY = (
     "No Anthropic API key: set the ANTHROPIC_API_KEY environment variable for the pi-lsp server"
     " (or log in with pi so that its auth.json holds a key); nothing was written"
@@ -117,6 +122,7 @@ class RunService:
         sdk_factory: Callable[[str, Settings], Any] | None = None,
         documents: EditorDocuments | None = None,
         reattach_grace: float = 0.0,
+        checkpoint: CheckpointFn | None = None,
     ) -> None:
         """``reattach_grace``: seconds a run goes on after its connection closed, for a client to
         open its session again (a reloaded window); 0 ends a run with its connection, as pi does."""
@@ -127,6 +133,7 @@ class RunService:
         self.sdk_factory = sdk_factory or _anthropic_sdk
         self._chats: dict[str, ChatState] = {}
         self.reattach_grace = reattach_grace
+        self.checkpoint = checkpoint
         self.approvers = Approvers(host.registry, reattach_grace)
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -307,6 +314,7 @@ class RunService:
             context = await self.host.run(session, session.manager.context_view().messages, writes=False)
             runner = self._runner(client, session, chat, context, model, tools, system, sdk, settings)
             run.attach(runner)
+            entry_ids.extend(await self._checkpoint(client, session, None))  # the user's own changes
             result = await runner.run([user_message(text, images)])
         finally:
             chat.run = None
@@ -389,6 +397,9 @@ class RunService:
         ) -> str | None:
             return await self._approve(client, session, chat, call, args, tool, settings, runner_ref[0])
 
+        async def after_tool_batch(names: list[str]) -> None:
+            runner_ref[0].entry_ids += await self._checkpoint(client, session, names)
+
         hooks = LoopHooks(
             stream=stream,
             emit=lambda event: self._event(session, event),
@@ -398,6 +409,7 @@ class RunService:
             tool_context=tool_context,
             before_tool_call=before_tool_call,
             partial_message=lambda: partial_assistant(info),
+            after_tool_batch=after_tool_batch,
         )
         runner = Runner(
             context,
@@ -409,6 +421,16 @@ class RunService:
         )
         runner_ref.append(runner)
         return runner
+
+    async def _checkpoint(
+        self, client: Client, session: OpenSession, tool_names: list[str] | None
+    ) -> list[str]:
+        """A snapshot of the workspace at one of the run's checkpoints: the new entry's id, if any."""
+        if self.checkpoint is None:
+            return []
+        emit = lambda event: self._event(session, event)  # noqa: E731
+        entry_id = await self.checkpoint(client, session, emit, tool_names)
+        return [entry_id] if entry_id is not None else []
 
     # ------------------------------------------------------------------ auto-compaction
 
@@ -678,6 +700,7 @@ class RunService:
         message = result.to_message(command, now_ms(), True if exclude_from_context else None)
         entry_id = await self.host.run(session, lambda: session.manager.append_message(message), writes=True)
         self.host.emit(session, ops.Change("append", [entry_id]))
+        await self._checkpoint(client, session, ["bash"])
         return {
             "output": result.output,
             "exitCode": result.exit_code,

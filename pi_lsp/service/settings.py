@@ -22,6 +22,7 @@ from pi_lsp.agent.approvals import APPROVAL_MODES, DEFAULT_APPROVAL, stricter
 from pi_lsp.agent.queue import QUEUE_MODES
 from pi_lsp.agent.runner import RetrySettings
 from pi_lsp.agent_dir import SESSION_DIR_ENV, agent_dir, expand_home
+from pi_lsp.checkpoints.snapshot import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, Limits
 from pi_lsp.service.settings_trust import (
     IgnoredSetting,
     ignored_workspace_settings,
@@ -42,6 +43,12 @@ SETTINGS_READ_TIMEOUT = 5.0
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 DEFAULT_THINKING_LEVEL = "medium"
 DEFAULT_TOOLS = ("read", "bash", "edit", "write")
+
+
+@dataclass(frozen=True)
+class CheckpointSettings:
+    enabled: bool
+    limits: Limits
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -291,6 +298,18 @@ class Settings:
         return (
             steering if steering in QUEUE_MODES else QUEUE_MODES[0],
             follow_up if follow_up in QUEUE_MODES else QUEUE_MODES[0],
+        )
+
+    @property
+    def checkpoints(self) -> CheckpointSettings:
+        """``checkpoints.{enabled, maxFileBytes, maxFiles}`` (contract v3)."""
+        section = self._merged.get("checkpoints")
+        data: Mapping[str, Any] = section if isinstance(section, Mapping) else {}
+        max_bytes = self._get("maxFileBytes", int, DEFAULT_MAX_FILE_BYTES, data)
+        max_files = self._get("maxFiles", int, DEFAULT_MAX_FILES, data)
+        return CheckpointSettings(
+            enabled=self._get("enabled", bool, True, data),
+            limits=Limits(max(0, max_bytes), max(0, max_files)),
         )
 
     # -------------------------------------------------------------- session directory

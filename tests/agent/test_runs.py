@@ -455,11 +455,12 @@ async def test_set_model_appends_what_changed_and_prompts_use_it() -> None:
         again = await chat.client.rpc.request("pi/setModel", {"thinkingLevel": "high"})
         assert again["entryIds"] == []
         prompt = await chat.prompt("hi")
-        assert len(prompt["entryIds"]) == 2  # the session already has its model and level: user, assistant
+        # the session already has its model and level: the workspace's first checkpoint, user, assistant
+        assert len(prompt["entryIds"]) == 3
         assert chat.fake.requests[0].body["model"] == "claude-haiku-4-5"
         assert chat.fake.requests[0].body["thinking"]["budget_tokens"] == 16384
         types = [e["type"] for e in chat.ws.entries()[1:]]
-        assert types == ["model_change", "thinking_level_change", "message", "message"]
+        assert types == ["model_change", "thinking_level_change", "custom", "message", "message"]
 
 
 async def test_abort_ends_an_approval_wait_and_the_run_state_shows_it() -> None:

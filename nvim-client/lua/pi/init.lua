@@ -46,6 +46,10 @@ M.methods = {
   get_session_stats = "pi/getSessionStats",
   get_commands = "pi/getCommands",
   bash = "pi/bash",
+  preview_restore = "pi/previewRestore",
+  restore_files = "pi/restoreFiles",
+  undo_restore = "pi/undoRestore",
+  get_changes = "pi/getChanges",
   get_server_status = "pi/getServerStatus",
 }
 
