@@ -1,0 +1,53 @@
+"""What a user meets first in a real (headless) Neovim against the real server and the loopback fake
+Messages API: buffers follow the agent's edits (``reload_e2e.lua``), the queue is shown and can be
+taken back (``queue_e2e.lua``), and an error is shown whole with the typed text kept
+(``error_e2e.lua``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agent.chat_support import MODEL, Workspace
+from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
+from tests.nvim.headless import run_lua
+from tests.nvim.test_nvim_client import NVIM
+from tests.pi.pi_rpc import write_agent_dir
+
+HERE = Path(__file__).parent
+
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
+
+
+def _text(reply: str, message_id: str) -> Reply:
+    return Reply(events=assistant_stream(Text(reply), message_id=message_id))
+
+
+async def _run(tmp_path: Path, ws: Workspace, script: str, replies: list[Reply], **settings: Any) -> dict[str, Any]:
+    async with FakeAnthropic(replies) as fake:
+        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+        full = {"model": MODEL, "sessionDir": str(ws.sessions), **settings}
+        return await run_lua(HERE / script, tmp_path, ws.cwd, ws.server_env(fake.url), full, 90)
+
+
+async def test_agent_edits_reach_open_buffers(tmp_path: Path) -> None:
+    edit = ToolUse("toolu_E", "edit", {"path": "hello.txt", "edits": [{"oldText": "line one", "newText": "line 1"}]})
+    write = ToolUse("toolu_W", "write", {"path": "other.txt", "content": "written by the agent\n"})
+    replies = [Reply(events=assistant_stream(edit, write, message_id="m_e")), _text("Edited.", "m_d")]
+    ws = Workspace({"hello.txt": "line one\nline two\n", "other.txt": "old\n"})
+    try:
+        seen = await _run(tmp_path, ws, "reload_e2e.lua", replies, approval="auto")
+        on_disk = (ws.cwd / "other.txt").read_text()
+    finally:
+        ws.cleanup()
+
+    # the unmodified buffer shows the agent's edit, and is still unmodified (nothing to save)
+    assert seen["hello"] == ["line 1", "line two"] and not seen["hello_modified"]
+    # the buffer with unsaved changes keeps them, and the user is told what :w would do
+    assert seen["other"] == ["typed by the user"] and seen["other_modified"]
+    assert on_disk == "written by the agent\n"
+    warnings = [m for m in seen["messages"] if "other.txt" in m]
+    assert warnings and ":w overwrites" in warnings[0], seen["messages"]
+    assert not [m for m in seen["messages"] if "hello.txt" in m], seen["messages"]
