@@ -51,3 +51,27 @@ async def test_agent_edits_reach_open_buffers(tmp_path: Path) -> None:
     warnings = [m for m in seen["messages"] if "other.txt" in m]
     assert warnings and ":w overwrites" in warnings[0], seen["messages"]
     assert not [m for m in seen["messages"] if "hello.txt" in m], seen["messages"]
+
+
+async def test_queue_is_shown_and_taken_back(tmp_path: Path) -> None:
+    slow = assistant_stream(Text("Partial reply, word by word, that is stopped first", chunks=40), message_id="m_slow")
+    replies = [Reply(events=slow, event_delay=0.5), _text("Unrelated answer.", "m_u"), _text("Extra turn.", "m_x")]
+    ws = Workspace()
+    try:
+        async with FakeAnthropic(replies) as fake:
+            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+            settings = {"model": MODEL, "sessionDir": str(ws.sessions)}
+            seen = await run_lua(HERE / "queue_e2e.lua", tmp_path, ws.cwd, ws.server_env(fake.url), settings, 90)
+            requests = len(fake.requests)
+    finally:
+        ws.cleanup()
+
+    # queued with g<CR> during the run: shown above the prompt marker, and still after <C-c>
+    assert seen["queued"][0] == "queued (follow-up): later please"
+    assert seen["after_stop"] == seen["queued"]
+    # :PiQueue put it back below what was typed; the server's queue is empty
+    assert seen["prompt"] == ["typed meanwhile", "", "later please"]
+    assert any("nothing is queued" in m for m in seen["messages"])
+    # the next prompt went out alone: no extra turn for the dropped follow-up
+    assert requests == 2
+    assert "Extra turn." not in "\n".join(seen["final"])
