@@ -75,3 +75,26 @@ async def test_queue_is_shown_and_taken_back(tmp_path: Path) -> None:
     # the next prompt went out alone: no extra turn for the dropped follow-up
     assert requests == 2
     assert "Extra turn." not in "\n".join(seen["final"])
+
+
+async def test_error_is_shown_whole_and_the_text_kept(tmp_path: Path) -> None:
+    ws = Workspace()
+    try:
+        async with FakeAnthropic([]) as fake:
+            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+            env = {k: v for k, v in ws.server_env(fake.url).items() if k != "ANTHROPIC_API_KEY"}
+            settings = {"model": MODEL, "sessionDir": str(ws.sessions)}
+            seen = await run_lua(HERE / "error_e2e.lua", tmp_path, ws.cwd, env, settings, 90)
+    finally:
+        ws.cleanup()
+
+    server_error: str = seen["server_error"]
+    assert len(server_error) > 60  # longer than the 60-column screen: a notification cuts it
+    lines: list[str] = seen["lines"]
+    marker = next(i for i, line in enumerate(lines) if line.startswith("---- prompt"))
+    error_at = lines.index("## Error")
+    assert "\n".join(lines[error_at + 2 : marker]).strip() == server_error.strip()
+    assert lines[marker + 1 :] == ["a carefully typed prompt", "over two lines"]
+    assert not seen["running"]
+    assert any(m.endswith("...") for m in seen["messages"])  # the notification alone was cut
+    assert seen["stored"][2:] == ["_(error: 400 invalid_request_error: " + "x" * 120, "second line)_", ""]

@@ -241,6 +241,20 @@ local function run_bash(buf, chat, bang, command)
   end)
 end
 
+--- A prompt the server refused (no API key, unknown model, busy): the error goes into the
+--- transcript whole (a notification is cut to one line) and the text back into the prompt area,
+--- above anything typed since, so nothing is lost.
+local function prompt_failed(buf, text, err)
+  local message = pi().format_error(err)
+  pi().notify("pi: prompt: " .. message, vim.log.levels.ERROR)
+  if not api.nvim_buf_is_valid(buf) or not chats[buf] then
+    return
+  end
+  append(buf, vim.list_extend(vim.list_extend({ "## Error", "" }, split(message)), { "" }))
+  local typed = vim.trim(table.concat(api.nvim_buf_get_lines(buf, marker_row(buf) + 1, -1, false), "\n"))
+  M.set_prompt(buf, typed == "" and text or (text .. "\n\n" .. typed))
+end
+
 --- Send `text` (default: the prompt area) from the chat buffer `buf`. While a run is active it is
 --- queued: as steering, or as a follow-up when `behavior` is "followUp". `!cmd` runs a command.
 function M.send(buf, text, behavior)
@@ -269,7 +283,7 @@ function M.send(buf, text, behavior)
       chat.in_flight, chat.running = false, false
     end
     if err then
-      return pi().notify("pi: prompt: " .. pi().format_error(err), vim.log.levels.ERROR)
+      return prompt_failed(buf, text, err)
     end
     if result and result.queued then
       local what = params.streamingBehavior == "followUp" and "follow-up" or "steering"
