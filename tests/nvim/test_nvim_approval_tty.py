@@ -29,7 +29,9 @@ from tests.pi.pi_rpc import write_agent_dir
 SCRIPT = Path(__file__).with_name("approval_tty.lua")
 QUESTION = b"Type number and <Enter>"  # inputlist()'s own line: the question is on the screen
 NEW_TEXT = "agent-wrote-this-line"
-ANSI = re.compile(rb"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78DEHMNOPZc])")
+ANSI = re.compile(
+    rb"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78DEHMNOPZc])"
+)
 
 pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
 
@@ -87,7 +89,9 @@ def _drive(env: dict[str, str], cwd: Path, out: Path, timeout: float) -> tuple[b
 
 
 async def test_stock_select_shows_the_diff_before_asking(tmp_path: Path) -> None:
-    edit = ToolUse("toolu_E", "edit", {"path": "hello.txt", "edits": [{"oldText": "line one", "newText": NEW_TEXT}]})
+    edit = ToolUse(
+        "toolu_E", "edit", {"path": "hello.txt", "edits": [{"oldText": "line one", "newText": NEW_TEXT}]}
+    )
     replies = [
         Reply(events=assistant_stream(edit, message_id="m_e")),
         Reply(events=assistant_stream(Text("Edited."), message_id="m_d")),

@@ -25,7 +25,9 @@ def _text(reply: str, message_id: str) -> Reply:
     return Reply(events=assistant_stream(Text(reply), message_id=message_id))
 
 
-async def _run(tmp_path: Path, ws: Workspace, script: str, replies: list[Reply], **settings: Any) -> dict[str, Any]:
+async def _run(
+    tmp_path: Path, ws: Workspace, script: str, replies: list[Reply], **settings: Any
+) -> dict[str, Any]:
     async with FakeAnthropic(replies) as fake:
         write_agent_dir(ws.agent_dir, fake.url, ws.settings)
         full = {"model": MODEL, "sessionDir": str(ws.sessions), **settings}
@@ -33,7 +35,9 @@ async def _run(tmp_path: Path, ws: Workspace, script: str, replies: list[Reply],
 
 
 async def test_agent_edits_reach_open_buffers(tmp_path: Path) -> None:
-    edit = ToolUse("toolu_E", "edit", {"path": "hello.txt", "edits": [{"oldText": "line one", "newText": "line 1"}]})
+    edit = ToolUse(
+        "toolu_E", "edit", {"path": "hello.txt", "edits": [{"oldText": "line one", "newText": "line 1"}]}
+    )
     write = ToolUse("toolu_W", "write", {"path": "other.txt", "content": "written by the agent\n"})
     replies = [Reply(events=assistant_stream(edit, write, message_id="m_e")), _text("Edited.", "m_d")]
     ws = Workspace({"hello.txt": "line one\nline two\n", "other.txt": "old\n"})
@@ -54,14 +58,22 @@ async def test_agent_edits_reach_open_buffers(tmp_path: Path) -> None:
 
 
 async def test_queue_is_shown_and_taken_back(tmp_path: Path) -> None:
-    slow = assistant_stream(Text("Partial reply, word by word, that is stopped first", chunks=40), message_id="m_slow")
-    replies = [Reply(events=slow, event_delay=0.5), _text("Unrelated answer.", "m_u"), _text("Extra turn.", "m_x")]
+    slow = assistant_stream(
+        Text("Partial reply, word by word, that is stopped first", chunks=40), message_id="m_slow"
+    )
+    replies = [
+        Reply(events=slow, event_delay=0.5),
+        _text("Unrelated answer.", "m_u"),
+        _text("Extra turn.", "m_x"),
+    ]
     ws = Workspace()
     try:
         async with FakeAnthropic(replies) as fake:
             write_agent_dir(ws.agent_dir, fake.url, ws.settings)
             settings = {"model": MODEL, "sessionDir": str(ws.sessions)}
-            seen = await run_lua(HERE / "queue_e2e.lua", tmp_path, ws.cwd, ws.server_env(fake.url), settings, 90)
+            seen = await run_lua(
+                HERE / "queue_e2e.lua", tmp_path, ws.cwd, ws.server_env(fake.url), settings, 90
+            )
             requests = len(fake.requests)
     finally:
         ws.cleanup()
