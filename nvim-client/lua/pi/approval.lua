@@ -32,6 +32,9 @@ function M.approve(request)
     api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(shown, "\n", { plain = true }))
     require("pi.ui").show_buffer(buf)
     preview_win = api.nvim_get_current_win()
+    -- the stock vim.ui.select calls inputlist(), which blocks before the screen is redrawn: draw
+    -- the split now, or the user answers without having seen what they approve
+    vim.cmd("redraw")
   end
   local choice, answered = nil, false
   vim.ui.select(M.choices, {

@@ -27,6 +27,7 @@ M.keys = {
 local FOLD_EXPR = "getline(v:lnum)=~'^┆'?(getline(v:lnum-1)=~'^┆'?1:'>1'):0"
 
 local ns = api.nvim_create_namespace("pi_chat")
+local queue_ns = api.nvim_create_namespace("pi_chat_queue")
 
 -- bufnr -> { session, mark (marker line), live (row of the reply being streamed), text, thinking,
 -- running, in_flight (our pi/prompt is unanswered), tools = { [toolCallId] = { mark, count } },
@@ -134,6 +135,30 @@ local function on_tool_result(buf, chat, message, entry_id)
   mark_entry(buf, row, entry_id, "toolResult")
 end
 
+--- The queued messages (`queue_update`), as virtual lines above the marker: a queued message is
+--- sent later (after the current tool batch, or when the agent would stop; after :PiStop, with the
+--- next prompt), so it must stay in sight until it is delivered or taken back (:PiQueue).
+local function draw_queue(buf, chat)
+  api.nvim_buf_clear_namespace(buf, queue_ns, 0, -1)
+  local queue = chat.queue or {}
+  local lines = {}
+  for _, kind in ipairs({ { "steering", "steering" }, { "followUp", "follow-up" } }) do
+    for _, text in ipairs(queue[kind[1]] or {}) do
+      table.insert(lines, { { string.format("queued (%s): %s", kind[2], render.one_line(text, 100)), "Comment" } })
+    end
+  end
+  if #lines > 0 then
+    table.insert(lines, { { ":PiQueue takes them back into the prompt", "Comment" } })
+    api.nvim_buf_set_extmark(buf, queue_ns, marker_row(buf), 0, { virt_lines = lines, virt_lines_above = true })
+  end
+end
+
+--- The number of messages queued in the chat `chat`.
+local function queued_count(chat)
+  local queue = chat.queue or {}
+  return #(queue.steering or {}) + #(queue.followUp or {})
+end
+
 local function apply(buf, chat, params)
   local event = params.event or {}
   local kind = event.type
@@ -167,6 +192,9 @@ local function apply(buf, chat, params)
     elseif role == "user" or role == "bashExecution" then
       mark_entry(buf, append(buf, M.message_lines(event.message)), event.entryId, role)
     end
+  elseif kind == "queue_update" then
+    chat.queue = { steering = event.steering or {}, followUp = event.followUp or {} }
+    draw_queue(buf, chat)
   elseif kind:match("^tool_execution_") then
     on_tool_event(buf, chat, event)
   end
@@ -213,6 +241,20 @@ local function run_bash(buf, chat, bang, command)
   end)
 end
 
+--- A prompt the server refused (no API key, unknown model, busy): the error goes into the
+--- transcript whole (a notification is cut to one line) and the text back into the prompt area,
+--- above anything typed since, so nothing is lost.
+local function prompt_failed(buf, text, err)
+  local message = pi().format_error(err)
+  pi().notify("pi: prompt: " .. message, vim.log.levels.ERROR)
+  if not api.nvim_buf_is_valid(buf) or not chats[buf] then
+    return
+  end
+  append(buf, vim.list_extend(vim.list_extend({ "## Error", "" }, split(message)), { "" }))
+  local typed = vim.trim(table.concat(api.nvim_buf_get_lines(buf, marker_row(buf) + 1, -1, false), "\n"))
+  M.set_prompt(buf, typed == "" and text or (text .. "\n\n" .. typed))
+end
+
 --- Send `text` (default: the prompt area) from the chat buffer `buf`. While a run is active it is
 --- queued: as steering, or as a follow-up when `behavior` is "followUp". `!cmd` runs a command.
 function M.send(buf, text, behavior)
@@ -241,7 +283,7 @@ function M.send(buf, text, behavior)
       chat.in_flight, chat.running = false, false
     end
     if err then
-      return pi().notify("pi: prompt: " .. pi().format_error(err), vim.log.levels.ERROR)
+      return prompt_failed(buf, text, err)
     end
     if result and result.queued then
       local what = params.streamingBehavior == "followUp" and "follow-up" or "steering"
@@ -253,10 +295,15 @@ end
 --- Abort the run of the chat buffer's session (the active session's elsewhere).
 function M.stop(buf)
   buf = (buf == nil or buf == 0) and api.nvim_get_current_buf() or buf
-  local session = chats[buf] and chats[buf].session or nil
+  local chat = chats[buf]
+  local session = chat and chat.session or nil
   pi().abort(session and { session = session } or {}, function(err)
     if err then
-      pi().notify("pi: stop: " .. pi().format_error(err), vim.log.levels.ERROR)
+      return pi().notify("pi: stop: " .. pi().format_error(err), vim.log.levels.ERROR)
+    end
+    local count = chat and queued_count(chat) or 0
+    if count > 0 then -- they stay queued (as in pi) and would go out after the next prompt
+      pi().notify(string.format("pi: %d queued message(s) go with the next prompt; :PiQueue takes them back", count), vim.log.levels.WARN)
     end
   end)
 end
@@ -328,6 +375,7 @@ local function render(buf, session, entries)
   for _, start in ipairs(starts) do
     mark_entry(buf, start.row, start.id, start.role)
   end
+  draw_queue(buf, chat)
 end
 
 --- Draw the branch of the chat's session again (after a navigation moved its leaf).
@@ -397,6 +445,41 @@ function M.open(text, callback)
       return pi().notify("pi: chat: " .. pi().format_error(err), vim.log.levels.ERROR)
     end
     show(state.sessionId, text, callback)
+  end)
+end
+
+--- :PiQueue: take every queued message of the session back (`pi/clearQueue`, so none is sent
+--- later) and put the texts in the chat's prompt area, below what is typed there.
+function M.take_queue(callback)
+  local current = api.nvim_get_current_buf()
+  local session = (chats[current] and chats[current].session) or (pi().state.session and pi().state.session.sessionId)
+  pi().clear_queue(session and { session = session } or {}, function(err, result)
+    if err then
+      return pi().notify("pi: queue: " .. pi().format_error(err), vim.log.levels.ERROR)
+    end
+    local texts = vim.list_extend(vim.list_extend({}, result.steering or {}), result.followUp or {})
+    if #texts == 0 then
+      pi().notify("pi: nothing is queued")
+      return callback and callback(nil)
+    end
+    local function put_back(buf)
+      local typed = vim.trim(table.concat(api.nvim_buf_get_lines(buf, marker_row(buf) + 1, -1, false), "\n"))
+      if typed ~= "" then
+        table.insert(texts, 1, typed)
+      end
+      M.set_prompt(buf, table.concat(texts, "\n\n"))
+      pi().notify(string.format("pi: %d queued message(s) taken back into the prompt area", #texts - (typed ~= "" and 1 or 0)))
+      if callback then
+        callback(buf)
+      end
+    end
+    local buf = session and M.buffer(session)
+    if buf then
+      require("pi.ui").show_buffer(buf, "botright vsplit")
+      put_back(buf)
+    else
+      M.open(nil, put_back)
+    end
   end)
 end
 

@@ -95,7 +95,11 @@ function M.message_lines(message)
       end
     end
     if message.stopReason == "aborted" or message.stopReason == "error" then
-      table.insert(lines, "_(" .. message.stopReason .. (message.errorMessage and (": " .. M.one_line(message.errorMessage, 80)) or "") .. ")_")
+      -- the error whole (e.g. what the API said), never cut: it is how the user learns what to fix
+      local why = message.errorMessage and M.split(vim.trim(message.errorMessage)) or {}
+      why[1] = "_(" .. message.stopReason .. (why[1] and (": " .. why[1]) or "")
+      why[#why] = why[#why] .. ")_"
+      vim.list_extend(lines, why)
     end
     table.insert(lines, "")
     return lines

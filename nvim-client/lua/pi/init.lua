@@ -317,6 +317,9 @@ handlers["pi/event"] = function(_, p)
   p = p or {}
   require("pi.chat").on_event(p)
   require("pi.status").on_event(p)
+  if type(p.event) == "table" then
+    require("pi.reload").on_event(p)
+  end
   fire("PiEvent", p)
 end
 
