@@ -30,7 +30,8 @@ test: setup oracle vscode-test vscode-e2e
 	$(BIN)/pytest -q -rfEs -n 2
 
 # The VS Code extension (vscode-client/): typecheck, eslint, bundle, the server wheel it ships, unit tests and tests
-# against the real server (and the private environment made from that wheel).
+# against the real server (and the private environment made from that wheel), and one smoke run of the chat's
+# streaming benchmark (a 4,000-byte reply in headless Chromium: it must still run; `make bench-vscode` measures).
 VSCODE_DEPS := vscode-client/node_modules/.package-lock.json
 $(VSCODE_DEPS): vscode-client/package-lock.json
 	cd vscode-client && npm ci --no-audit --no-fund --loglevel=error
@@ -39,6 +40,7 @@ vscode-test: setup $(VSCODE_DEPS)
 	cd vscode-client && npm run --silent typecheck && npm run --silent lint && npm run --silent build
 	cd vscode-client && PYTHON=$(CURDIR)/$(BIN)/python npm run --silent wheel
 	cd vscode-client && PI_LSP_COMMAND=$(CURDIR)/$(BIN)/pi-lsp npm test --silent
+	cd vscode-client && node bench/run.mjs --smoke
 
 # End to end: the packaged .vsix in a real VS Code (code-server from npm, installed by
 # e2e/setup.sh) in headless Chromium, with the real server and the loopback fake model.

@@ -6,8 +6,9 @@
   for one of them is how long the server stopped answering.
 * **A very long line**: ``read_lines`` of a session whose one entry is a ``--line-mb`` MB line.
 
-Run: ``python benchmarks/bench_blocking.py [--messages 60000] [--line-mb 400]``. Files go to a
-temporary folder; nothing touches ``~/.pi``.
+Run: ``python benchmarks/bench_blocking.py [--messages 60000] [--line-mb 400]`` (``--smoke``: 300
+messages and a 1 MB line, only to check that it still runs). Files go to a temporary folder; nothing
+touches ``~/.pi``.
 """
 
 from __future__ import annotations
@@ -59,10 +60,20 @@ async def compaction_stall(folder: Path, messages: int) -> tuple[float, float]:
 
 
 def long_line_read(folder: Path, megabytes: int) -> float:
-    header = {"type": "session", "version": 3, "id": "long", "timestamp": "2026-01-01T00:00:00.000Z",
-              "cwd": str(folder)}
-    entry = {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
-             "message": {"role": "user", "content": "x" * (megabytes << 20), "timestamp": 1}}
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "long",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": str(folder),
+    }
+    entry = {
+        "type": "message",
+        "id": "a1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": "x" * (megabytes << 20), "timestamp": 1},
+    }
     path = folder / "long.jsonl"
     path.write_bytes(orjson.dumps(header) + b"\n" + orjson.dumps(entry) + b"\n")
     del entry
@@ -80,12 +91,17 @@ def main() -> None:
     )
     parser.add_argument("--messages", type=int, default=60_000)
     parser.add_argument("--line-mb", type=int, default=400)
+    parser.add_argument("--smoke", action="store_true", help="300 messages, a 1 MB line: still runs?")
     args = parser.parse_args()
+    if args.smoke:
+        args.messages, args.line_mb = 300, 1
     with tempfile.TemporaryDirectory(prefix="pi-lsp-bench-blocking-") as temp:
         folder = Path(temp)
         took, longest = asyncio.run(compaction_stall(folder, args.messages))
-        print(f"offline pi/compact of {args.messages} messages: {took:.2f} s; "
-              f"longest wait for another request meanwhile: {longest:.3f} s")
+        print(
+            f"offline pi/compact of {args.messages} messages: {took:.2f} s; "
+            f"longest wait for another request meanwhile: {longest:.3f} s"
+        )
         if args.line_mb:
             print(f"read_lines of one {args.line_mb} MB line: {long_line_read(folder, args.line_mb):.2f} s")
 

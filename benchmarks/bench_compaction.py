@@ -1,6 +1,7 @@
 """Compaction benchmark: prepare_compaction on a ~1M-token branch, token counting, and pi itself.
 
 Run: ``.venv/bin/python benchmarks/bench_compaction.py [--tokens 1000000] [--repeat 20] [--no-pi]``
+(``--smoke``: a ~20k-token branch, one repeat, only to check that it still runs, pi included).
 
 Measures, on one generated root→leaf branch of realistic coding-agent turns:
 
@@ -131,7 +132,10 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=1_000_000, help="branch size in pi-estimated tokens")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--no-pi", action="store_true", help="skip the pi oracle comparison")
+    parser.add_argument("--smoke", action="store_true", help="a ~20k-token branch, once: does it still run?")
     options = parser.parse_args()
+    if options.smoke:
+        options.tokens, options.repeat = 20_000, 1
 
     started = time.perf_counter()
     branch = generate_branch(options.tokens)

@@ -15,7 +15,8 @@ One run, on a copy of the 1,000-file folder of ``gen_sessions.py`` (154 MB), tim
   the first word search of a process (which lowercases all text once), a phrase and a regex.
 
     .venv/bin/python benchmarks/bench_list.py             # 1,000 files, 5 runs
-    .venv/bin/python benchmarks/bench_list.py --files 100 --runs 3   # smoke run
+    .venv/bin/python benchmarks/bench_list.py --files 100 --runs 3   # short run
+    .venv/bin/python benchmarks/bench_list.py --smoke    # seconds: still runs? (make test)
 
 Generated data lives in ``.bench-data/`` (git-ignored) and is reused across runs.
 """
@@ -307,12 +308,29 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--files", type=int, default=1_000, help="session files in the folder (default 1000)")
     parser.add_argument("--runs", type=int, default=5, help="runs per measurement (default 5)")
-    parser.add_argument("--data", type=Path, default=ROOT / ".bench-data", help="generated data folder")
+    parser.add_argument("--data", type=Path, help="generated data folder (default .bench-data/)")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument(
+        "--smoke", action="store_true", help="a few seconds on tiny data (temporary folder): still runs?"
+    )
     args = parser.parse_args(argv)
     if shutil.which("node") is None:
         raise SystemExit("node is needed to time pi")
+    if args.smoke and args.json:
+        parser.error("--smoke numbers mean nothing: no --json")
+    if args.smoke:
+        args.files, args.runs = 8, 1
+        if args.data is None:
+            with tempfile.TemporaryDirectory(prefix="bench-list-smoke-") as folder:
+                args.data = Path(folder)
+                return measure(args)
+    args.data = args.data or ROOT / ".bench-data"
+    return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """Run, print the table (and write ``--json``)."""
     args.data.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     results = run(args)

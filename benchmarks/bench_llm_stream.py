@@ -1,6 +1,7 @@
 """Model-call benchmark: reading a streamed reply, ours (real ``anthropic`` SDK) against pi's provider.
 
-Run: ``.venv/bin/python benchmarks/bench_llm_stream.py [--repeat 10] [--no-pi]``
+Run: ``.venv/bin/python benchmarks/bench_llm_stream.py [--repeat 10] [--no-pi]`` (``--smoke``: 1/20 of
+the deltas, one call after the warm-up, only to check that it still runs, pi included)
 
 The loopback fake Messages API runs in its own process and serves the same reply to both sides:
 
@@ -18,7 +19,6 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -34,6 +34,7 @@ from pi_lsp.llm.models import find_model  # noqa: E402
 from pi_lsp.llm.request import build_messages_request  # noqa: E402
 from pi_lsp.llm.stream import stream_assistant_message  # noqa: E402
 from tests.llm.fake_anthropic import Text, ToolUse, assistant_stream  # noqa: E402
+from tests.oracle import oracle_dir, unavailable_reason  # noqa: E402
 
 KEY = "sk-ant-api03-bench-0000000000000000"
 MODEL_ID = "claude-sonnet-4-5"
@@ -59,12 +60,13 @@ asyncio.run(main())
 """
 
 
-def scenarios() -> dict[str, list[str]]:
-    content = "print('hello world')\n" * 10000
+def scenarios(scale: int = 1) -> dict[str, list[str]]:
+    """The two replies, with 1/``scale`` of the full size and deltas."""
+    content = "print('hello world')\n" * (10000 // scale)
     return {
-        "text": assistant_stream(Text("word " * 4000, chunks=2000)),
+        "text": assistant_stream(Text("word " * (4000 // scale), chunks=2000 // scale)),
         "tool": assistant_stream(
-            ToolUse("toolu_1", "write", {"path": "a.py", "content": content}, chunks=4000)
+            ToolUse("toolu_1", "write", {"path": "a.py", "content": content}, chunks=4000 // scale)
         ),
     }
 
@@ -103,7 +105,7 @@ async def ours(url: str, name: str, repeat: int) -> list[dict[str, float]]:
 def pi(url: str, name: str, repeat: int) -> list[dict[str, float]]:
     call = {"baseUrl": url, "modelId": MODEL_ID, "apiKey": KEY,
             "context": {"systemPrompt": SYSTEM.format(name=name), "messages": MESSAGES}}  # fmt: skip
-    env = dict(os.environ, PI_ORACLE_DIR=str(ROOT / ".pi-oracle"))
+    env = dict(os.environ, PI_ORACLE_DIR=str(oracle_dir()))
     completed = subprocess.run(
         ["node", str(ROOT / "tests" / "pi" / "stream_call.mjs")],
         input=json.dumps({"calls": [call] * (repeat + 2)}), capture_output=True, text=True, env=env,
@@ -121,8 +123,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--no-pi", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="1/20 of the deltas, one call: still runs?")
     args = parser.parse_args()
-    scripts = scenarios()
+    if args.smoke:
+        args.repeat = 1
+    scripts = scenarios(20 if args.smoke else 1)
     server = subprocess.Popen(
         [sys.executable, "-c", _SERVER, str(ROOT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
@@ -130,7 +135,7 @@ def main() -> int:
     server.stdin.write(json.dumps(scripts))
     server.stdin.close()
     url = server.stdout.readline().strip()
-    with_pi = not args.no_pi and shutil.which("node") is not None and (ROOT / ".pi-oracle").exists()
+    with_pi = not args.no_pi and unavailable_reason() is None
     try:
         print("| reply | side | CPU ms p50 | wall ms p50 | first delta ms p50 | CPU ratio ours/pi |")
         print("|---|---|---:|---:|---:|---:|")

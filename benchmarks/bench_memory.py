@@ -11,7 +11,8 @@ pi: one node process opens the same files with pi's ``SessionManager.open`` and 
 its built context (``pi_bench.mjs hold``); RSS growth after a full GC, and the peak.
 
     .venv/bin/python benchmarks/bench_memory.py                 # 10 × 40,000 entries (~100 MB each)
-    .venv/bin/python benchmarks/bench_memory.py --files 2 --entries 5000   # smoke run
+    .venv/bin/python benchmarks/bench_memory.py --files 2 --entries 5000   # short run
+    .venv/bin/python benchmarks/bench_memory.py --smoke    # seconds: still runs? (make test)
 """
 
 from __future__ import annotations
@@ -107,10 +108,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=10)
     parser.add_argument("--entries", type=int, default=40_000, help="entries per session (40,000 ≈ 100 MB)")
-    parser.add_argument("--data", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--data", type=Path, help="generated data folder (default .bench-data/)")
     parser.add_argument("--no-pi", action="store_true", help="skip pi's side")
     parser.add_argument("--json", type=Path, help="write the raw results here")
+    parser.add_argument(
+        "--smoke", action="store_true", help="2 tiny sessions (temporary folder): does it still run?"
+    )
     args = parser.parse_args(argv)
+    if args.smoke and args.json:
+        parser.error("--smoke numbers mean nothing: no --json")
+    if args.smoke:
+        args.files, args.entries = 2, 300
+        if args.data is None:
+            with tempfile.TemporaryDirectory(prefix="bench-memory-smoke-") as folder:
+                args.data = Path(folder)
+                return measure(args)
+    args.data = args.data or DEFAULT_OUT
+    return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """Open the sessions in our server and in pi, print the table (and write ``--json``)."""
     files = session_set(args.data, args.files, args.entries)
     total = sum(file.stat().st_size for file in files)
     with tempfile.TemporaryDirectory(prefix="pi-lsp-mem-") as folder:

@@ -7,6 +7,7 @@
    (pi's figure includes the JSON round trip to the node co-process).
 
 Run: ``.venv/bin/python benchmarks/bench_prompt.py [--saves N] [--rebuilds N] [--json]``
+(``--smoke``: two saves and one rebuild each, only to check that it still runs, pi included).
 """
 
 from __future__ import annotations
@@ -170,7 +171,10 @@ def main() -> None:
     parser.add_argument("--saves", type=int, default=20, help="saves per watcher backend")
     parser.add_argument("--rebuilds", type=int, default=20, help="prompt rebuilds per tokenizer")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    parser.add_argument("--smoke", action="store_true", help="2 saves, 1 rebuild: does it still run?")
     args = parser.parse_args()
+    if args.smoke:
+        args.saves, args.rebuilds = 2, 1
 
     report: dict[str, Any] = {"watcher": {}}
     backends = (["watchdog"] if watchdog_available() else []) + ["poll"]

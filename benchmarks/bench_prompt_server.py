@@ -13,7 +13,8 @@ the notification, which comes after the server's watcher noticed the save, waite
 
 Run: ``.venv/bin/python benchmarks/bench_prompt_server.py [--saves N] [--write-docs]``. With
 ``--write-docs`` the "System prompt (server)" section of ``docs/benchmarks.md`` is replaced (or
-added); other sections are kept. Target: save → notification under 200 ms.
+added); other sections are kept. Target: save → notification under 200 ms. ``--smoke``: two saves and
+two round trips each, only to check that it still runs.
 """
 
 from __future__ import annotations
@@ -193,7 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--saves", type=int, default=20, help="saves per scenario")
     parser.add_argument("--runs", type=int, default=20, help="round trips per request")
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="2 saves, 2 round trips: does it still run?")
     args = parser.parse_args(argv)
+    if args.smoke and args.write_docs:
+        parser.error("--smoke numbers mean nothing: no --write-docs")
+    if args.smoke:
+        args.saves, args.runs = 2, 2
     rows = asyncio.run(run(args.saves, args.runs))
     text = markdown(rows)
     print(text)

@@ -9,7 +9,8 @@ parsed, so the numbers are the server's):
 * what editor panels ask for: ``pi/getBranch`` pages of 100 (the last, and the one before it) and
   ``pi/getTree`` one level at a time (the roots, one node's children) and folded.
 
-Run: ``python benchmarks/bench_server.py [--sizes 10000 100000] [--write-docs]``. With
+Run: ``python benchmarks/bench_server.py [--sizes 10000 100000] [--write-docs]`` (``--smoke``: a
+few seconds on one tiny session, only to check that it still runs). With
 ``--write-docs`` the "Language server" section of ``docs/benchmarks.md`` is replaced (other sections
 are kept). Session files go to a temporary folder; nothing touches ``~/.pi``.
 """
@@ -192,8 +193,9 @@ async def startup(work: Path, runs: int, baseline: Path | None = None) -> dict[s
     return results
 
 
-def session_file(work: Path, size: int, simple: bool) -> tuple[Path, str]:
-    """A copy (appends must not touch the cache) of gen_sessions' realistic file, else a simple one."""
+def session_file(work: Path, size: int, simple: bool, data: Path | None) -> tuple[Path, str]:
+    """A copy (appends must not touch the cache) of gen_sessions' realistic file (generated once
+    into ``data``, default .bench-data/), else a simple one."""
     if not simple:
         try:
             import shutil
@@ -202,15 +204,17 @@ def session_file(work: Path, size: int, simple: bool) -> tuple[Path, str]:
             from gen_sessions import DEFAULT_OUT, big_session
 
             target = work / f"bench-{size}.jsonl"
-            shutil.copyfile(big_session(DEFAULT_OUT, size), target)
+            shutil.copyfile(big_session(data or DEFAULT_OUT, size), target)
             return target, "benchmarks/gen_sessions.py (realistic: tool-heavy, branches, compactions)"
         except ImportError:
             pass
     return generate_session(work / f"bench-{size}.jsonl", size), "bench_server.generate_session (simple)"
 
 
-async def round_trips(work: Path, size: int, runs: int, appends: int, simple: bool) -> dict[str, Any]:
-    file, source = session_file(work, size, simple)
+async def round_trips(
+    work: Path, size: int, runs: int, appends: int, simple: bool, data: Path | None = None
+) -> dict[str, Any]:
+    file, source = session_file(work, size, simple, data)
     env = dict(os.environ, PI_CODING_AGENT_DIR=str(work / "agent"))
     client = await RpcClient.start(env=env, quiet=True)
     await client.initialize(str(work))
@@ -277,8 +281,10 @@ def _startup_markdown(start: dict[str, list[float]], command: str, baseline: str
     for name, samples in start.items():
         before = name.startswith("before: ")
         what = name.removeprefix("before: ")
-        label = "process start → `initialize` response" if what == "initialize" else (
-            "process start → first `pi/` response"
+        label = (
+            "process start → `initialize` response"
+            if what == "initialize"
+            else ("process start → first `pi/` response")
         )
         if before:
             label = f"before: {label}"
@@ -298,7 +304,7 @@ def _markdown(start: dict[str, list[float]], sizes: dict[int, dict[str, Any]]) -
     ]
     for size, rows in sizes.items():
         lines += [
-            f"### {size // 1000}k-entry session",
+            f"### {f'{size // 1000}k' if size % 1000 == 0 else size}-entry session",
             "",
             f"{rows['entries']} entries, {rows['file MB']:.1f} MB file from {rows['source']}, "
             f"`pi/openSession` {rows['open ms']:.0f} ms.",
@@ -367,9 +373,17 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--baseline", type=Path, help="a checkout of another version whose start-up is measured alongside"
     )
+    parser.add_argument(
+        "--smoke", action="store_true", help="a few seconds on a tiny session, data in the temporary folder"
+    )
     args = parser.parse_args(argv)
+    if args.smoke and args.write_docs:
+        parser.error("--smoke numbers mean nothing: no --write-docs")
+    if args.smoke:
+        args.sizes, args.runs, args.appends, args.start_runs = [300], 2, 5, 1
     with tempfile.TemporaryDirectory(prefix="pi-lsp-bench-") as folder:
         work = Path(folder)
+        data = work / "data" if args.smoke else None
         start = await startup(work, args.start_runs, args.baseline)
         if args.startup_only:
             command = "python benchmarks/bench_server.py --startup-only" + (
@@ -383,7 +397,7 @@ async def main(argv: list[str] | None = None) -> int:
         sizes = {}
         for size in args.sizes:
             runs = args.runs if size <= 20_000 else max(3, args.runs // 3)
-            sizes[size] = await round_trips(work, size, runs, args.appends, args.simple)
+            sizes[size] = await round_trips(work, size, runs, args.appends, args.simple, data)
     markdown = _markdown(start, sizes)
     print(markdown)
     if args.write_docs:

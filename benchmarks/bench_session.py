@@ -18,7 +18,8 @@ a table with the ratio ours / pi for each measurement:
   worker process and the ``tracemalloc`` peak; pi: ``maxRSS`` growth, node ``--expose-gc``).
 
     .venv/bin/python benchmarks/bench_session.py            # full run (10k + 100k, 1,000 files)
-    .venv/bin/python benchmarks/bench_session.py --quick    # ~1 minute smoke run
+    .venv/bin/python benchmarks/bench_session.py --quick    # ~1 minute short run
+    .venv/bin/python benchmarks/bench_session.py --smoke    # seconds: still runs? (make test)
 
 Generated data lives in ``.bench-data/`` (git-ignored) and is reused across runs.
 """
@@ -532,10 +533,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--append-rounds", type=int, help="alternating append-only runs of ours and pi (default 5; 0 skips)"
     )
-    parser.add_argument("--data", type=Path, default=ROOT / ".bench-data", help="generated data folder")
+    parser.add_argument("--data", type=Path, help="generated data folder (default .bench-data/)")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument(
+        "--smoke", action="store_true", help="a few seconds on tiny data (temporary folder): still runs?"
+    )
     args = parser.parse_args(argv)
+    if args.smoke and args.json:
+        parser.error("--smoke numbers mean nothing: no --json")
+    if args.smoke:
+        args.entries = args.entries or [300]
+        args.runs = args.runs or 1
+        args.list_files = 5 if args.list_files is None else args.list_files
+        args.appends = args.appends or 20
+        args.append_rounds = 1 if args.append_rounds is None else args.append_rounds
+    if args.data is None and args.smoke:
+        with tempfile.TemporaryDirectory(prefix="bench-session-smoke-") as folder:
+            args.data = Path(folder)
+            return measure(args)
+    args.data = args.data or ROOT / ".bench-data"
+    return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """Fill in the remaining defaults, run, print the table (and write ``--json``)."""
     quick = args.quick
     args.entries = args.entries or ([1_000, 5_000] if quick else [10_000, 100_000])
     args.list_files = args.list_files if args.list_files is not None else (100 if quick else 1_000)

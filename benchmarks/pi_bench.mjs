@@ -25,8 +25,9 @@ const DIST = path.join(ORACLE_DIR, "node_modules", "@mariozechner", "pi-coding-a
 const writeOut = process.stdout.write.bind(process.stdout);
 for (const name of ["log", "info", "debug", "warn"]) console[name] = (...args) => console.error(...args);
 
-const PI = await import(pathToFileURL(path.join(DIST, "index.js")).href);
-const { SessionManager } = PI;
+// Only the session manager's module (the package's index.js re-exports it): the whole package takes
+// ~2 s of CPU to load, which every fresh process here (and each smoke run in `make test`) would pay.
+const { SessionManager } = await import(pathToFileURL(path.join(DIST, "core", "session-manager.js")).href);
 const PKG = JSON.parse(fs.readFileSync(path.join(DIST, "..", "package.json"), "utf8"));
 
 const now = () => performance.now();
