@@ -202,9 +202,9 @@ class TerminalChat:
             await asyncio.wait([question])  # Ctrl-C cancels the question, not this task
         finally:
             self._question = None
-        reply = ""
-        if not question.cancelled() and question.exception() is None:
-            reply = question.result().strip().lower()
+        if question.cancelled():
+            return {"decision": "deny", "reason": "The user stopped the run at the terminal."}
+        reply = question.result().strip().lower() if question.exception() is None else ""
         if reply in ("y", "yes"):
             return {"decision": "allow"}
         if reply in ("a", "always"):

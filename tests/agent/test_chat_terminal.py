@@ -206,6 +206,7 @@ async def test_ctrl_c_at_an_approval_question_denies_and_aborts() -> None:
         chat.write(b"first question\n")
         at = await chat.wait_for("[N]o: ")
         chat.write(CTRL_C)
+        at = await chat.wait_for("stopped the run", start=at)
         at = await chat.wait_for("> ", start=at)
         assert alive(server)
         # The question's unanswered read must not swallow the next line.
@@ -230,5 +231,6 @@ async def test_sigterm_and_hangup_end_the_server_too() -> None:
                 chat.process.send_signal(signal.SIGTERM)
             else:  # the terminal window is closed
                 chat.hang_up()
-            await chat.exit_code()
+            code = await chat.exit_code()
+            assert code == 128 + (signal.SIGTERM if how == "SIGTERM" else signal.SIGHUP), how
             assert await gone(server), how
