@@ -220,17 +220,18 @@ async def test_ctrl_c_at_an_approval_question_denies_and_aborts() -> None:
         assert await gone(server)
 
 
-async def test_sigterm_and_hangup_end_the_server_too() -> None:
+async def test_sigterm_hangup_and_sigkill_end_the_server_too() -> None:
     slow = Reply(events=assistant_stream(Text("Partial reply", chunks=2), message_id="m1"), stall_after=4)
-    for how in ("SIGTERM", "hangup"):
+    # SIGKILL cannot be handled: the server sees its stdin close and exits by itself.
+    expected = {"SIGTERM": 128 + signal.SIGTERM, "hangup": 128 + signal.SIGHUP, "SIGKILL": -signal.SIGKILL}
+    for how, status in expected.items():
         async with chat_on_pty([slow]) as (chat, _, _ws):
             [server] = chat.server_pids()
             chat.write(b"first question\n")
             await chat.wait_for("Partial")
-            if how == "SIGTERM":
-                chat.process.send_signal(signal.SIGTERM)
-            else:  # the terminal window is closed
+            if how == "hangup":  # the terminal window is closed
                 chat.hang_up()
-            code = await chat.exit_code()
-            assert code == 128 + (signal.SIGTERM if how == "SIGTERM" else signal.SIGHUP), how
+            else:
+                chat.process.send_signal(getattr(signal, how))
+            assert await chat.exit_code() == status, how
             assert await gone(server), how
