@@ -2,15 +2,20 @@
 
 It starts the server over stdio, opens a session (new, ``--session FILE`` or ``--continue``) and sends
 each line as ``pi/prompt``: replies stream as they arrive, tool calls and results show as short lines,
-``pi/requestApproval`` is asked on the terminal, Ctrl-C aborts a run (a second Ctrl-C, or one between
-runs, quits). A line starting with ``!`` runs a shell command of your own (``pi/bash``). With a PROMPT
-argument it answers that one prompt and exits.
+``pi/requestApproval`` is asked on the terminal. A line starting with ``!`` runs a shell command of
+your own (``pi/bash``). With a PROMPT argument it answers that one prompt and exits.
+
+Keys: Ctrl-C during a run aborts it (``pi/abort``; an open approval question is answered no) and the
+chat goes on; Ctrl-C again before it has stopped, Ctrl-C at the prompt, or Ctrl-D quits. The server
+runs in a session of its own, so the terminal's signals reach only the chat, which ends the server
+whenever it exits (also on SIGTERM and SIGHUP).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -19,7 +24,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from pi_lsp.server.rpc_client import RpcClient, RpcError, server_command
+from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response, server_command
 
 DIM, BOLD, RESET = "\x1b[2m", "\x1b[1m", "\x1b[0m"
 _TOOL_LINE = 100
@@ -51,8 +56,10 @@ class Renderer:
 
     def write(self, text: str) -> None:
         if text:
-            self.out.write(text)
-            self.out.flush()
+            # A terminal that is gone (hung up) loses the output, not the chat's cleanup.
+            with contextlib.suppress(OSError):
+                self.out.write(text)
+                self.out.flush()
             self.at_line_start = text.endswith("\n")
 
     def line(self, text: str) -> None:
@@ -99,16 +106,75 @@ class Renderer:
             self.line(f"[queued: {steer} steer, {follow} follow-up]")
 
 
+class LineReader:
+    """Lines typed at the terminal, read from the file descriptor by one daemon thread at a time.
+
+    The thread never holds a lock of ``sys.stdin`` (a read pending at exit cannot block it). A read
+    the chat stops waiting for (Ctrl-C at an approval question) stays pending and its line goes
+    to the next read, so two threads never compete for the terminal's lines."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = b""
+        self._pending: asyncio.Future[str] | None = None
+
+    async def read(self) -> str:
+        """The next line without its newline; EOFError at the end of input (Ctrl-D)."""
+        if self._pending is None:
+            loop = asyncio.get_running_loop()
+            self._pending = loop.create_future()
+            thread = threading.Thread(
+                target=self._read, args=(loop, self._pending), daemon=True, name="pi-lsp-chat-input"
+            )
+            thread.start()
+        pending = self._pending
+        try:
+            return await asyncio.shield(pending)
+        finally:
+            if pending.done():
+                self._pending = None
+
+    def _read(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[str]) -> None:
+        try:
+            while b"\n" not in self._buffer:
+                data = os.read(self.fd, 4096)
+                if not data:
+                    break
+                self._buffer += data
+            line, newline, self._buffer = self._buffer.partition(b"\n")
+            result: str | BaseException = line.decode(errors="replace")
+            if not newline and not line:
+                result = EOFError()
+        except OSError as error:  # the terminal is gone
+            result = EOFError(str(error))
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
+            loop.call_soon_threadsafe(_settle, future, result)
+
+
+def _settle(future: asyncio.Future[str], result: str | BaseException) -> None:
+    if future.done():
+        return
+    if isinstance(result, BaseException):
+        future.set_exception(result)
+    else:
+        future.set_result(result)
+
+
 class TerminalChat:
     """One chat: the server connection, the session and the terminal."""
 
-    def __init__(self, rpc: RpcClient, renderer: Renderer, ask: Callable[[str], str]) -> None:
+    def __init__(self, rpc: RpcClient, renderer: Renderer, reader: LineReader) -> None:
         self.rpc = rpc
         self.renderer = renderer
-        self.ask = ask
+        self.reader = reader
         self.running: asyncio.Future[Any] | None = None
         self._running_id: Any = None
-        self.interrupts = 0
+        self._running_method = ""
+        self.stopping = False  # Ctrl-C has asked the current run to stop
+        self._question: asyncio.Future[str] | None = None  # an open approval question
+        self.quit_status: int | None = None
+        self.main_task: asyncio.Task[Any] | None = None
+        self._closing = False
         self._pump = asyncio.ensure_future(self._notifications())
 
     async def _notifications(self) -> None:
@@ -129,12 +195,16 @@ class TerminalChat:
         where = " (outside the workspace)" if preview.get("outsideWorkspace") else ""
         if preview.get("cwdOutsideWorkspace"):
             where += f" (the session's folder {request.get('cwd')} is outside the workspace)"
-        question = f"Allow {request.get('toolName')} {what}{where}? [y]es / [a]lways / [N]o: "
         self.renderer.line("")
+        self.renderer.write(f"Allow {request.get('toolName')} {what}{where}? [y]es / [a]lways / [N]o: ")
+        self._question = question = asyncio.ensure_future(self.reader.read())
         try:
-            reply = (await read_line(self.ask, question)).strip().lower()
-        except EOFError:
-            reply = ""
+            await asyncio.wait([question])  # Ctrl-C cancels the question, not this task
+        finally:
+            self._question = None
+        if question.cancelled():
+            return {"decision": "deny", "reason": "The user stopped the run at the terminal."}
+        reply = question.result().strip().lower() if question.exception() is None else ""
         if reply in ("y", "yes"):
             return {"decision": "allow"}
         if reply in ("a", "always"):
@@ -142,68 +212,62 @@ class TerminalChat:
         return {"decision": "deny", "reason": "The user said no at the terminal."}
 
     def interrupt(self) -> None:
-        """Ctrl-C: abort the run; a second one (or one between runs) quits."""
-        self.interrupts += 1
-        if self.running is not None and not self.running.done() and self.interrupts == 1:
-            self.renderer.line("[aborting; Ctrl-C again to quit]")
-            self.rpc.notify("$/cancelRequest", {"id": self._running_id})
-            return
-        raise KeyboardInterrupt
+        """Ctrl-C: stop the run (an open approval question is answered no); again, or at the prompt, quit."""
+        if self.running is None or self.running.done():
+            self.renderer.line("")
+            self.quit(0)
+        elif self.stopping:
+            self.quit(130)
+        else:
+            self.stopping = True
+            if self._question is not None:
+                self._question.cancel()
+            self.renderer.line("[stopping; Ctrl-C again to quit]")
+            if self._running_method == "pi/prompt":
+                self._fire_and_forget("pi/abort", {})
+            else:  # pi/bash: cancelling the request stops the command
+                self.rpc.notify("$/cancelRequest", {"id": self._running_id})
+
+    def quit(self, status: int) -> None:
+        """End the chat with ``status``: the main task is cancelled, its cleanup ends the server."""
+        if self.quit_status is None and not self._closing:
+            self.quit_status = status
+            if self.main_task is not None:
+                self.main_task.cancel()
+
+    def _fire_and_forget(self, method: str, params: dict[str, Any]) -> None:
+        with contextlib.suppress(ConnectionError):
+            _, future = self.rpc.request_future(method, params)
+            future.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     async def send(self, text: str) -> Any:
-        self.interrupts = 0
+        self.stopping = False
         if text.startswith("!"):
             exclude = text.startswith("!!")
             command = text[2:] if exclude else text[1:]
-            result = await self.rpc.request(
-                "pi/bash", {"command": command, "excludeFromContext": exclude}, timeout=3600
-            )
+            params = {"command": command, "excludeFromContext": exclude}
+            body = await self._request("pi/bash", params)
+            result = decode_response(body)
             self.renderer.write(result["output"])
             self.renderer.line(f"[exit {result['exitCode']}]")
             return result
-        self._running_id, future = self.rpc.request_future("pi/prompt", {"text": text})
-        self.running = future
+        result = decode_response(await self._request("pi/prompt", {"text": text}))
+        self.renderer.line("")
+        return result
+
+    async def _request(self, method: str, params: dict[str, Any]) -> bytes:
+        """A request that Ctrl-C can stop while it runs (a prompt's run, a user's shell command)."""
+        self._running_id, future = self.rpc.request_future(method, params)
+        self._running_method, self.running = method, future
         try:
-            body = await future
+            return await future
         finally:
             self.running = None
-        message = json.loads(body)
-        if "error" in message:
-            raise RpcError(
-                message["error"].get("code"), message["error"].get("message"), message["error"].get("data")
-            )
-        self.renderer.line("")
-        return message["result"]
 
     async def close(self) -> None:
+        self._closing = True
         self._pump.cancel()
         await self.rpc.close()
-
-
-async def read_line(ask: Callable[[str], str], prompt: str) -> str:
-    """One line from the terminal, read in a daemon thread (a pending read never blocks exit)."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[str] = loop.create_future()
-
-    def read() -> None:
-        try:
-            text = ask(prompt)
-        except BaseException as error:  # EOFError, KeyboardInterrupt in the thread
-            loop.call_soon_threadsafe(_settle, future, None, error)
-            return
-        loop.call_soon_threadsafe(_settle, future, text, None)
-
-    threading.Thread(target=read, daemon=True, name="pi-lsp-chat-input").start()
-    return await future
-
-
-def _settle(future: asyncio.Future[str], value: str | None, error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error if isinstance(error, Exception) else EOFError())
-    else:
-        future.set_result(value or "")
 
 
 async def _open(rpc: RpcClient, cwd: str, session: str | None, continue_recent: bool) -> dict[str, Any]:
@@ -226,30 +290,62 @@ async def chat_main(
     out: TextIO = sys.stdout,
 ) -> int:
     cwd = os.path.abspath(cwd or os.getcwd())
-    rpc = await RpcClient.start(server_command(), quiet=True)
+    rpc = await RpcClient.start(server_command(), quiet=True, own_session=True)
+    chat = TerminalChat(rpc, Renderer(out, out.isatty()), LineReader(sys.stdin.fileno()))
+    chat.main_task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    handlers: dict[signal.Signals, Callable[[], None]] = {
+        signal.SIGINT: chat.interrupt,
+        signal.SIGTERM: functools.partial(chat.quit, 128 + signal.SIGTERM),
+        signal.SIGHUP: functools.partial(chat.quit, 128 + signal.SIGHUP),
+    }
+    for signum, handler in handlers.items():
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, handler)
+    try:
+        return await _converse(chat, cwd, prompt, session, continue_recent, options or {})
+    except asyncio.CancelledError:
+        if chat.quit_status is None:
+            raise
+        if chat.main_task is not None:
+            chat.main_task.uncancel()
+        return chat.quit_status
+    finally:
+        await chat.close()  # ends the server, whatever ended the chat
+        for signum in handlers:
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signum)
+
+
+async def _converse(
+    chat: TerminalChat,
+    cwd: str,
+    prompt: str | None,
+    session: str | None,
+    continue_recent: bool,
+    options: dict[str, Any],
+) -> int:
     init = {
         "processId": os.getpid(),
         "rootUri": "file://" + cwd,
         "workspaceFolders": [{"uri": "file://" + cwd, "name": os.path.basename(cwd)}],
         "capabilities": {"experimental": {"pi": {"approvals": True}}},
-        "initializationOptions": {"pi": options or {}},
+        "initializationOptions": {"pi": options},
     }
-    await rpc.request("initialize", init)
-    rpc.notify("initialized", {})
-    chat = TerminalChat(rpc, Renderer(out, out.isatty()), input)
-    loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGINT, chat.interrupt)
     try:
-        state = await _open(rpc, cwd, session, continue_recent)
+        await chat.rpc.request("initialize", init)
+        chat.rpc.notify("initialized", {})
+        state = await _open(chat.rpc, cwd, session, continue_recent)
         chat.renderer.line(f"[session {state['sessionId']} · {state.get('file') or 'not saved yet'}]")
         if prompt is not None:
             result = await chat.send(prompt)
-            return 0 if result.get("stopReason") not in ("error",) else 1
+            return {"error": 1, "aborted": 130}.get(result.get("stopReason"), 0)
         while True:
+            chat.renderer.write("> ")
             try:
-                text = await read_line(input, "> ")
+                text = await chat.reader.read()
             except EOFError:
+                chat.renderer.line("")
                 return 0
             if text.strip():
                 try:
@@ -259,7 +355,3 @@ async def chat_main(
     except RpcError as error:
         chat.renderer.line(f"pi-lsp: error: {error.message}")
         return 1
-    finally:
-        with contextlib.suppress(Exception):
-            loop.remove_signal_handler(signal.SIGINT)
-        await chat.close()

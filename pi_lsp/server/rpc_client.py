@@ -62,8 +62,12 @@ class RpcClient:
         cwd: str | None = None,
         *,
         quiet: bool = False,
+        own_session: bool = False,
     ) -> RpcClient:
-        """Start the server; ``quiet`` discards its stderr (the log) instead of sharing ours."""
+        """Start the server; ``quiet`` discards its stderr (the log) instead of sharing ours.
+
+        ``own_session`` starts it in a session (and process group) of its own, so signals the
+        terminal sends our group (Ctrl-C, Ctrl-\\, a hang-up) reach only us: ``pi-lsp chat``."""
         process = await asyncio.create_subprocess_exec(
             *(command or server_command()),
             stdin=asyncio.subprocess.PIPE,
@@ -72,6 +76,7 @@ class RpcClient:
             env=dict(env) if env is not None else None,
             cwd=cwd,
             limit=1 << 24,
+            start_new_session=own_session,
         )
         assert process.stdout is not None and process.stdin is not None
         return cls(process.stdout, process.stdin, process)
