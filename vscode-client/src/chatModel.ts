@@ -32,6 +32,22 @@ export interface ChatMessage {
   isError?: boolean;
   /** A compaction card: the context's tokens before it (the compaction entry's tokensBefore). */
   tokensBefore?: number;
+  /** A reply that did not end normally: the model failed ("error") or the user stopped it ("aborted"). */
+  stopReason?: "error" | "aborted";
+  /** Why the reply failed (the server's errorMessage). */
+  errorMessage?: string;
+  /** A reply retried after errors: how many attempts the one reply shown stands for (2 or more). */
+  attempts?: number;
+}
+
+/** The automatic retry under way after a failed reply (`auto_retry_start`), drawn as one status row. */
+export interface RetryStatus {
+  attempt: number;
+  maxAttempts?: number;
+  delayMs?: number;
+  errorMessage: string;
+  /** The delay is over and the attempt runs (its `agent_start` came). */
+  started?: boolean;
 }
 
 /**
@@ -97,6 +113,28 @@ function toolCalls(content: unknown): Json[] {
     : [];
 }
 
+/** An assistant message's stopReason and errorMessage, when it did not end normally. */
+function endState(message: Json): Pick<ChatMessage, "stopReason" | "errorMessage"> {
+  if (message.stopReason !== "error" && message.stopReason !== "aborted") return {};
+  return {
+    stopReason: message.stopReason,
+    ...(typeof message.errorMessage === "string" && message.errorMessage !== "" ? { errorMessage: message.errorMessage } : {}),
+  };
+}
+
+/** A failed reply that a retry of the same turn replaces (an errored reply with nothing drawn after it). */
+function retriedReply(messages: ChatMessage[]): ChatMessage | undefined {
+  const last = messages.at(-1);
+  return last?.kind === "assistant" && last.stopReason === "error" ? last : undefined;
+}
+
+/** The text of the user message a reply answers (what Retry sends again); undefined if not drawn. */
+export function promptBefore(messages: readonly ChatMessage[], key: string): string | undefined {
+  const at = messages.findIndex((message) => message.key === key);
+  for (let index = at - 1; index >= 0; index -= 1) if (messages[index].kind === "user") return messages[index].text;
+  return undefined;
+}
+
 const asArgs = (args: unknown): Record<string, unknown> =>
   typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
 
@@ -113,6 +151,28 @@ export class ChatTranscript {
   lastTouched: ChatMessage | undefined;
   private sentUser: ChatMessage | undefined;
   private streamingShown = false;
+  /** The failed reply the reply streaming now retries: it takes that reply's place once shown. */
+  private retrying: ChatMessage | undefined;
+
+  /**
+   * Add a reply; a retry of a failed reply (`replaces`) goes in its place instead, counting the
+   * attempts, so a retry sequence shows as one reply live and when drawn again from the branch.
+   */
+  private place(reply: ChatMessage, replaces: ChatMessage | undefined): void {
+    const at = replaces === undefined ? -1 : this.messages.indexOf(replaces);
+    if (at < 0 || replaces === undefined) {
+      this.messages.push(reply);
+      return;
+    }
+    reply.attempts = (replaces.attempts ?? 1) + 1;
+    this.messages[at] = reply;
+  }
+
+  /** A retry that succeeded with nothing to draw (only tool calls): the failed reply it retried goes. */
+  private dropRetried(replaces: ChatMessage | undefined): void {
+    const at = replaces === undefined ? -1 : this.messages.indexOf(replaces);
+    if (at >= 0) this.messages.splice(at, 1);
+  }
 
   /** Redraw from the branch's entries (root first), as after a reload. */
   static fromBranch(entries: Json[]): ChatTranscript {
@@ -130,8 +190,10 @@ export class ChatTranscript {
       else if (message.role === "assistant") {
         const text = contentText(message.content);
         const thinking = contentThinking(message.content);
-        if (text !== "" || thinking !== "")
-          transcript.messages.push({ key: id, kind: "assistant", text, ...(thinking !== "" ? { thinking } : {}) });
+        const ended = endState(message);
+        if (text !== "" || thinking !== "" || ended.stopReason !== undefined)
+          transcript.place({ key: id, kind: "assistant", text, ...(thinking !== "" ? { thinking } : {}), ...ended }, retriedReply(transcript.messages));
+        else transcript.dropRetried(retriedReply(transcript.messages));
         for (const call of toolCalls(message.content)) transcript.addTool(String(call.id), String(call.name), call.arguments);
       } else if (message.role === "toolResult") {
         const callId = String(message.toolCallId);
@@ -167,6 +229,7 @@ export class ChatTranscript {
       this.streaming = { key: `assistant:${this.messages.length}`, kind: "assistant", text: contentText(partial.content) };
       if (thinking !== "") this.streaming.thinking = thinking;
       this.streamingShown = false;
+      this.retrying = retriedReply(this.messages);
       if (this.streaming.text !== "" || thinking !== "") this.show(this.streaming);
     }
     for (const tool of live.tools ?? []) {
@@ -222,7 +285,8 @@ export class ChatTranscript {
   private show(reply: ChatMessage): void {
     if (this.streamingShown) return;
     this.streamingShown = true;
-    this.messages.push(reply);
+    this.place(reply, this.retrying);
+    this.retrying = undefined;
   }
 
   /** Apply one pi/event; returns whether anything visible changed. */
@@ -240,6 +304,7 @@ export class ChatTranscript {
           // A reply is an article from its first delta on; created here, shown once it has text.
           this.streaming = { key: `assistant:${this.messages.length}`, kind: "assistant", text: "" };
           this.streamingShown = false;
+          this.retrying = retriedReply(this.messages);
           return false;
         }
         return false;
@@ -267,7 +332,10 @@ export class ChatTranscript {
         this.streaming.text = final;
         if (thinking !== "") this.streaming.thinking = thinking;
         else delete this.streaming.thinking;
-        if (final !== "" || thinking !== "") this.show(this.streaming);
+        Object.assign(this.streaming, endState(message));
+        if (final !== "" || thinking !== "" || this.streaming.stopReason !== undefined) this.show(this.streaming);
+        else this.dropRetried(this.retrying);
+        this.retrying = undefined;
         if (typeof event.entryId === "string") this.settle(this.streaming, event.entryId);
         this.streaming = undefined;
         return true;

@@ -1,6 +1,6 @@
 /** The messages between the chat view's host code and its webview (types only). */
 import type { ApprovalCard } from "./approvalModel";
-import type { ChatMessage, CompactionStatus } from "./chatModel";
+import type { ChatMessage, CompactionStatus, RetryStatus } from "./chatModel";
 import type { MessageAction } from "./messageActions";
 
 export interface QueueView {
@@ -21,6 +21,8 @@ export interface ChatViewState {
   notice?: ChatNotice;
   /** A compaction running, failed, or retrying the request after it: the status row. */
   compaction?: CompactionStatus;
+  /** The automatic retry after a failed reply: the status row, with Stop. */
+  retry?: RetryStatus;
 }
 
 export interface ModelChoice {
@@ -51,6 +53,8 @@ export type WebviewToHost =
   | { type: "ready" }
   | { type: "send"; text: string; mode: SendMode; images?: PromptImage[] }
   | { type: "stop" }
+  /** Retry on a failed reply: its user message's text is sent again as a new prompt. */
+  | { type: "retry"; key: string }
   | { type: "restoreQueue" }
   | { type: "loadOlder" }
   | { type: "approval"; toolCallId: string; decision: "allow" | "allowAlways" | "deny"; reason?: string }

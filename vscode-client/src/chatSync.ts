@@ -5,8 +5,10 @@
  * already holds skipped. Events arriving while a load is in flight wait for it. A compaction's
  * status row follows `compaction_start` / `compaction_end` (from `pi/event` during a run, and from
  * `pi/compactionStarted` / `pi/compactionEnded` for every compaction) and the run state's `compaction`.
+ * An automatic retry after a failed reply is a status row from `auto_retry_start` to `auto_retry_end`;
+ * a chat loaded during one (a run going on whose last reply failed) shows it without the delay.
  */
-import { ChatTranscript, type ChatMessage, type CompactionStatus, type LiveRun } from "./chatModel";
+import { ChatTranscript, type ChatMessage, type CompactionStatus, type LiveRun, type RetryStatus } from "./chatModel";
 import type { Requester } from "./messageActions";
 
 type Json = Record<string, unknown>;
@@ -43,6 +45,8 @@ export class ChatSync {
   hasMore = false;
   /** The compaction shown as a status row: running, failed, or retrying the request after it. */
   compaction: CompactionStatus | undefined;
+  /** The automatic retry under way after a failed reply: the status row. */
+  retry: RetryStatus | undefined;
   private firstEntryId: string | undefined;
   private seq = 0;
   private generation = 0;
@@ -63,6 +67,7 @@ export class ChatSync {
     this.running = false;
     this.hasMore = false;
     this.compaction = undefined;
+    this.retry = undefined;
     this.firstEntryId = undefined;
     this.seq = 0;
   }
@@ -87,6 +92,7 @@ export class ChatSync {
       // A running compaction is server state; a failure (or a retry after one) is only what was seen.
       if (state.compaction) this.compaction = { reason: String(state.compaction.reason ?? "manual"), state: "running" };
       else if (this.compaction?.state === "running") this.compaction = undefined;
+      this.retry = state.running && !state.partial ? this.retryAfter(transcript.messages.at(-1)) : undefined;
       this.waiting = undefined;
       for (const [seq, event] of waiting) this.applyEvent(seq, event);
     } finally {
@@ -145,6 +151,12 @@ export class ChatSync {
     else this.compaction = undefined;
   }
 
+  /** A run going on after a failed reply is retrying it (the row seen live, else one without the delay). */
+  private retryAfter(last: ChatMessage | undefined): RetryStatus | undefined {
+    if (last?.kind !== "assistant" || last.stopReason !== "error") return undefined;
+    return this.retry ?? { attempt: last.attempts ?? 1, errorMessage: last.errorMessage ?? "" };
+  }
+
   private applyEvent(seq: number | undefined, event: Json): boolean {
     this.transcript.lastTouched = undefined;
     if (seq !== undefined) {
@@ -153,6 +165,7 @@ export class ChatSync {
     }
     // The request is retried after an overflow's compaction, and a new run starts afresh.
     if (this.compaction?.state === "retrying" && (event.type === "message_start" || event.type === "agent_end")) this.compaction = undefined;
+    if (event.type === "message_start" && (event.message as Json | undefined)?.role === "user") this.retry = undefined;
     switch (event.type) {
       case "compaction_start":
         this.noteCompaction(event);
@@ -164,8 +177,22 @@ export class ChatSync {
       case "queue_update":
         this.queue = { steering: strings(event.steering), followUp: strings(event.followUp) };
         return true;
+      case "auto_retry_start":
+        // pi sends it after the failed attempt's agent_end: the run goes on through the delay.
+        this.running = true;
+        this.retry = {
+          attempt: typeof event.attempt === "number" ? event.attempt : 1,
+          ...(typeof event.maxAttempts === "number" ? { maxAttempts: event.maxAttempts } : {}),
+          ...(typeof event.delayMs === "number" ? { delayMs: event.delayMs } : {}),
+          errorMessage: typeof event.errorMessage === "string" ? event.errorMessage : "",
+        };
+        return true;
+      case "auto_retry_end":
+        this.retry = undefined;
+        return true;
       case "agent_start":
         this.running = true;
+        if (this.retry) this.retry = { ...this.retry, started: true };
         if (this.compaction?.state !== "running") this.compaction = undefined;
         return true;
       case "agent_end":

@@ -9,7 +9,7 @@ import { LanguageClient } from "vscode-languageclient/node";
 import { askApproval } from "./approvals";
 import { ApprovalAnswer, ApprovalRequest, PendingApprovals } from "./approvalModel";
 import { ChatCompletions } from "./chatCompletions";
-import type { ChatMessage } from "./chatModel";
+import { promptBefore, type ChatMessage } from "./chatModel";
 import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "./chatProtocol";
 import { ChatSync } from "./chatSync";
 import { currentText, DiffDocuments } from "./diffView";
@@ -171,6 +171,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         approvals: this.approvals.cards(),
         ...(this.notice ? { notice: this.notice } : {}),
         ...(this.sync.compaction ? { compaction: this.sync.compaction } : {}),
+        ...(this.sync.retry ? { retry: this.sync.retry } : {}),
       },
     });
   }
@@ -217,6 +218,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         case "stop":
           await this.request("pi/abort", {});
           return;
+        case "retry": {
+          // The server has no "continue": Retry sends the failed reply's user text again as a new prompt.
+          const text = promptBefore(this.sync.transcript.messages, message.key);
+          if (text === undefined) return this.status("The message this reply answers is not loaded; scroll up or send it again.");
+          return await this.send(text, "steer", []);
+        }
         case "restoreQueue": {
           const { steering, followUp } = await this.request<{ steering: string[]; followUp: string[] }>("pi/clearQueue", {});
           const texts = [...steering, ...followUp];
@@ -320,6 +327,12 @@ body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding:
 .tool summary { cursor: pointer; white-space: pre-wrap; }
 .tool-output { max-height: 20em; overflow: auto; margin: 2px 0; white-space: pre-wrap; }
 .error { color: var(--vscode-errorForeground); }
+.error-card { white-space: normal; margin: 4px 0; padding: 6px; border: 1px solid var(--vscode-inputValidation-errorBorder, var(--vscode-errorForeground)); border-radius: 4px; background: var(--vscode-inputValidation-errorBackground); color: var(--vscode-errorForeground); }
+.error-title { font-weight: bold; }
+.error-detail { white-space: pre-wrap; margin: 2px 0 4px; font-family: var(--vscode-editor-font-family); }
+.stopped, .attempts-note { font-style: italic; opacity: 0.75; margin-top: 2px; }
+.retry-status { margin: 6px 0; padding: 4px 6px; font-style: italic; border-left: 2px solid var(--vscode-editorWarning-foreground, var(--vscode-focusBorder)); }
+.retry-detail { font-size: 0.9em; opacity: 0.75; white-space: pre-wrap; }
 .markdown { white-space: normal; }
 .hljs-keyword, .hljs-built_in, .hljs-type, .hljs-selector-tag { color: var(--vscode-debugTokenExpression-name, #569cd6); }
 .hljs-string, .hljs-attr, .hljs-regexp, .hljs-addition { color: var(--vscode-debugTokenExpression-string, #ce9178); }

@@ -294,3 +294,39 @@ test("a compaction shows a status row while it runs, its error when it fails, an
   assert.equal(article.querySelector("summary")?.textContent, "Compacted — 5,000 tokens summarised");
   assert.equal(article.querySelector("img"), null);
 });
+
+test("an automatic retry is one status row saying what failed, when and which attempt, with Stop", () => {
+  const { app, doc, button, posted } = open();
+  const RATE = "429 rate_limit_error";
+  app.receive({ type: "state", state: { ...base, running: true, retry: { attempt: 2, maxAttempts: 3, delayMs: 8000, errorMessage: RATE } } });
+  const rows = doc.querySelectorAll("[aria-label='retry status']");
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0].getAttribute("role"), "status");
+  assert.equal(rows[0].querySelector(".retry-line")?.textContent, "Rate limited — retrying in 8 s (2/3)");
+  button("Stop", rows[0]).click();
+  assert.deepEqual(posted.at(-1), { type: "stop" });
+  app.receive({ type: "state", state: { ...base, running: true, retry: { attempt: 2, maxAttempts: 3, delayMs: 8000, errorMessage: "529 overloaded", started: true } } });
+  assert.equal(doc.querySelector(".retry-line")?.textContent, "Model overloaded — retrying (2/3)…");
+  app.receive({ type: "state", state: { ...base, running: true, retry: { attempt: 1, errorMessage: "500 boom" } } });
+  assert.equal(doc.querySelector(".retry-line")?.textContent, "Model error — retrying…");
+  app.receive({ type: "state", state: base });
+  assert.equal(doc.querySelector("[aria-label='retry status']"), null);
+});
+
+test("Retry on a failed reply asks the host to send its prompt again", () => {
+  const { app, doc, button, posted } = open();
+  app.receive({
+    type: "state",
+    state: {
+      ...base,
+      messages: [
+        { key: "u1", kind: "user", text: "hello" },
+        { key: "a1", kind: "assistant", text: "", stopReason: "error", errorMessage: "500 boom", attempts: 4 },
+      ],
+    },
+  });
+  const alert = doc.querySelector("article [role=alert]");
+  assert.ok(alert);
+  button("Retry", alert).click();
+  assert.deepEqual(posted.at(-1), { type: "retry", key: "a1" });
+});

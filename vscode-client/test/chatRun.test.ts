@@ -92,3 +92,62 @@ test("a long branch loads in pages of the last entries, older ones on request", 
     server.close();
   }
 });
+
+/** A session on the real server talking to `fake`, with pi's retries fast (and the SDK's own off); a live view follows it. */
+async function retrySession(fake: FakeModel) {
+  const url = await fake.start();
+  const server = await startServer(
+    { thinkingLevel: "off", tokenizer: "estimate", retry: { enabled: true, maxRetries: 3, baseDelayMs: 1, provider: { maxRetries: 0 } } },
+    { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: url },
+  );
+  const live = new ChatSync(server.request);
+  const rows: string[] = [];
+  server.connection.onNotification("pi/event", (params: { seq: number; event: Record<string, unknown> }) => {
+    live.onEvent(params.seq, params.event);
+    if (live.retry) rows.push(`${live.retry.attempt}/${live.retry.maxAttempts}: ${live.retry.errorMessage}`);
+  });
+  fs.mkdirSync(path.join(server.home, "work"));
+  await server.request("pi/newSession", { cwd: path.join(server.home, "work"), sessionDir: path.join(server.home, "sessions") });
+  await live.load();
+  return { server, live, rows };
+}
+
+const replies = (sync: ChatSync) => sync.transcript.messages.map((m) => [m.kind, m.text, m.stopReason, m.attempts]);
+
+test("a 429 then an answer is one reply after 2 attempts, live and reloaded, with a retry row meanwhile", { skip: needsServer }, async () => {
+  const fake = new FakeModel(["Hel", "lo"], { failures: [429], pause: false });
+  const { server, live, rows } = await retrySession(fake);
+  try {
+    assert.equal((await server.request<{ stopReason: string }>("pi/prompt", { text: "hello" })).stopReason, "stop");
+    await until(() => !live.running && live.retry === undefined, "the end of the run");
+    assert.ok(rows.length > 0 && rows.every((row) => row.startsWith("1/3: 429")), rows.join("\n"));
+    const truth = new ChatSync(server.request);
+    await truth.load();
+    assert.deepEqual(replies(truth), [["user", "hello", undefined, undefined], ["assistant", "Hello", undefined, 2]]);
+    assert.deepEqual(live.transcript.messages, truth.transcript.messages);
+    assert.equal(fake.requests, 2);
+  } finally {
+    server.close();
+    fake.close();
+  }
+});
+
+test("a model overloaded for good is one error card after 4 attempts, live and reloaded", { skip: needsServer }, async () => {
+  const fake = new FakeModel(["never", "sent"], { failures: [529, 529, 529, 529], pause: false });
+  const { server, live, rows } = await retrySession(fake);
+  try {
+    const result = await server.request<{ stopReason: string; errorMessage?: string }>("pi/prompt", { text: "hello" });
+    assert.equal(result.stopReason, "error");
+    await until(() => !live.running && live.retry === undefined, "the end of the run");
+    assert.deepEqual([...new Set(rows.map((row) => row.slice(0, 4)))], ["1/3:", "2/3:", "3/3:"]);
+    const truth = new ChatSync(server.request);
+    await truth.load();
+    assert.deepEqual(replies(truth), [["user", "hello", undefined, undefined], ["assistant", "", "error", 4]]);
+    assert.match(truth.transcript.messages[1].errorMessage ?? "", /^529\b/);
+    assert.deepEqual(live.transcript.messages, truth.transcript.messages);
+    assert.equal(fake.requests, 4);
+  } finally {
+    server.close();
+    fake.close();
+  }
+});

@@ -1,7 +1,8 @@
 /**
  * A loopback fake of the Anthropic Messages API for tests against the real server: each POST
  * /v1/messages streams a text reply as server-sent events, pausing after its first delta until
- * the test releases it, so a test can look at a run in the middle.
+ * the test releases it, so a test can look at a run in the middle. `failures` makes the first
+ * requests fail with those HTTP statuses (429, 529, 500 …) and an Anthropic error body instead.
  */
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,7 +17,10 @@ export class FakeModel {
   /** Resolves when a reply has sent its first delta and waits. */
   readonly pausedOnce: Promise<void>;
 
-  constructor(private readonly pieces: [string, string]) {
+  constructor(
+    private readonly pieces: [string, string],
+    private readonly options: { failures?: number[]; pause?: boolean } = {},
+  ) {
     this.pausedOnce = new Promise((resolve) => (this.paused = resolve));
     this.server = http.createServer((request, response) => {
       request.resume();
@@ -42,6 +46,13 @@ export class FakeModel {
 
   private async answer(response: http.ServerResponse): Promise<void> {
     this.requests += 1;
+    const failure = this.options.failures?.[this.requests - 1];
+    if (failure !== undefined) {
+      const type = failure === 429 ? "rate_limit_error" : failure === 529 ? "overloaded_error" : "api_error";
+      response.writeHead(failure, { "content-type": "application/json" });
+      response.end(JSON.stringify({ type: "error", error: { type, message: `fake ${failure}` } }));
+      return;
+    }
     response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     const [first, rest] = this.pieces;
     const delta = (text: string): string =>
@@ -54,10 +65,11 @@ export class FakeModel {
         frame("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
         delta(first),
     );
-    await new Promise<void>((resolve) => {
-      this.release = resolve;
-      this.paused?.();
-    });
+    if (this.options.pause !== false)
+      await new Promise<void>((resolve) => {
+        this.release = resolve;
+        this.paused?.();
+      });
     response.end(
       delta(rest) +
         frame("content_block_stop", { type: "content_block_stop", index: 0 }) +

@@ -18,6 +18,7 @@ function setup(): { context: MessageViewContext; actions: [MessageAction, string
     toggledTools: new Set(),
     onAction: (action, entryId, text) => actions.push([action, entryId, text]),
     onOpenDiff: (toolCallId) => actions.push(["openDiff" as MessageAction, toolCallId, ""]),
+    onRetry: (key) => actions.push(["retry" as MessageAction, key, ""]),
   };
   return { context, actions };
 }
@@ -99,4 +100,36 @@ test("a branch summary is a card of its own", () => {
   assert.equal(article.getAttribute("aria-label"), "branch summary");
   assert.equal(article.querySelector("summary")?.textContent, "Summary of the branch you left");
   assert.equal(article.querySelector("code")?.textContent, "x");
+});
+
+test("a failed reply is an alert card with what failed, the server's message and Retry; a stopped one says Stopped", () => {
+  const { context, actions } = setup();
+  const failed = messageArticle(context, {
+    key: "a4",
+    kind: "assistant",
+    text: "Hel",
+    stopReason: "error",
+    errorMessage: "429 rate_limit_error: slow down",
+    attempts: 4,
+  });
+  const alert = failed.querySelector("[role=alert]");
+  assert.ok(alert, "the error is an alert");
+  assert.equal(alert.querySelector(".error-title")?.textContent, "Rate limited after 4 attempts");
+  assert.equal(alert.querySelector(".error-detail")?.textContent, "429 rate_limit_error: slow down");
+  assert.match(failed.querySelector(".reply")?.textContent ?? "", /Hel/, "the partial text stays");
+  assert.deepEqual(buttonNames(failed), ["Retry", "Branch from here", "Fork to new session"]);
+  (failed.querySelector("[role=alert] button") as HTMLButtonElement).click();
+  assert.deepEqual(actions, [["retry", "a4", ""]]);
+
+  const overloaded = messageArticle(context, { key: "a5", kind: "assistant", text: "", stopReason: "error", errorMessage: "529 overloaded_error" });
+  assert.equal(overloaded.querySelector(".error-title")?.textContent, "Model overloaded");
+  const cut = messageArticle(context, { key: "a6", kind: "assistant", text: "", stopReason: "error", errorMessage: "terminated" });
+  assert.equal(cut.querySelector(".error-title")?.textContent, "Model error");
+
+  const stopped = messageArticle(context, { key: "a7", kind: "assistant", text: "", stopReason: "aborted", errorMessage: "Request was aborted." });
+  assert.equal(stopped.querySelector("[role=alert]"), null);
+  assert.equal(stopped.querySelector(".stopped")?.textContent, "Stopped");
+  const retried = messageArticle(context, { key: "a8", kind: "assistant", text: "Hi", attempts: 3 });
+  assert.equal(retried.querySelector(".attempts-note")?.textContent, "Answered after 3 attempts");
+  assert.equal(retried.querySelector("[role=alert]"), null);
 });

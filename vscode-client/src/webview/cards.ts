@@ -1,6 +1,9 @@
-/** The chat's blocks besides messages: queued messages, approval cards, the compaction's status and the no-API-key notice. */
+/**
+ * The chat's blocks besides messages: queued messages, approval cards, the compaction's and the
+ * automatic retry's status rows and the no-API-key notice.
+ */
 import type { ApprovalCard } from "../approvalModel";
-import type { CompactionStatus } from "../chatModel";
+import type { CompactionStatus, RetryStatus } from "../chatModel";
 import type { ChatNotice, QueueView } from "../chatProtocol";
 
 export interface CardContext {
@@ -8,6 +11,8 @@ export interface CardContext {
   onRestoreQueue(): void;
   onApproval(toolCallId: string, decision: "allow" | "allowAlways" | "deny", reason?: string): void;
   onOpenDiff(toolCallId: string): void;
+  /** Stop on the retry row: aborts the run, as the Stop button does. */
+  onStop(): void;
 }
 
 function button(doc: Document, label: string, onClick: () => void): HTMLButtonElement {
@@ -98,6 +103,43 @@ export function compactionRow(doc: Document, status: CompactionStatus): HTMLElem
   row.className = "compaction-status";
   row.setAttribute("role", "status");
   row.textContent = status.state === "retrying" ? "Compacted; retrying the request with the summary…" : (RUNNING[status.reason] ?? RUNNING.manual);
+  return row;
+}
+
+/** What a model failure is, from its message ("429 …", "529 …" as the server words them). */
+export function failureTitle(errorMessage: string | undefined): string {
+  const text = errorMessage ?? "";
+  if (/^429\b|rate.?limit|too many requests/i.test(text)) return "Rate limited";
+  if (/^529\b|overloaded/i.test(text)) return "Model overloaded";
+  return "Model error";
+}
+
+/** The retry row's line: what failed, when the next attempt comes and which one it is. */
+export function retryLine(retry: RetryStatus): string {
+  const count = retry.maxAttempts === undefined ? "" : ` (${retry.attempt}/${retry.maxAttempts})`;
+  const when =
+    retry.started || retry.delayMs === undefined ? `retrying${count}…` : `retrying in ${Math.max(1, Math.round(retry.delayMs / 1000))} s${count}`;
+  return `${failureTitle(retry.errorMessage)} — ${when}`;
+}
+
+/** The automatic retry after a failed reply: one status row, the server's message, and Stop. */
+export function retryRow(context: CardContext, retry: RetryStatus): HTMLElement {
+  const doc = context.document;
+  const row = doc.createElement("div");
+  row.className = "retry-status";
+  row.setAttribute("role", "status");
+  row.setAttribute("aria-label", "retry status");
+  const line = doc.createElement("span");
+  line.className = "retry-line";
+  line.textContent = retryLine(retry);
+  row.append(line);
+  if (retry.errorMessage !== "") {
+    const detail = doc.createElement("div");
+    detail.className = "retry-detail";
+    detail.textContent = retry.errorMessage;
+    row.append(detail);
+  }
+  row.append(button(doc, "Stop", () => context.onStop()));
   return row;
 }
 

@@ -12,7 +12,7 @@ import {
   type SendMode,
   type WebviewToHost,
 } from "../chatProtocol";
-import { approvalBlock, compactionRow, noticeBlock, queueBlock, type CardContext } from "./cards";
+import { approvalBlock, compactionRow, noticeBlock, queueBlock, retryRow, type CardContext } from "./cards";
 import { applyCompletion, completionAt, type CompletionContext } from "./completion";
 import { createMarkdown } from "./markdown";
 import { messageArticle, updateReplyText, type MessageViewContext } from "./messageView";
@@ -111,6 +111,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     toggledTools: new Set<string>(),
     onAction: (action, entryId, text) => post({ type: "action", action, entryId, text }),
     onOpenDiff: (toolCallId) => post({ type: "openDiff", toolCallId }),
+    onRetry: (key) => post({ type: "retry", key }),
   };
   const cards: CardContext = {
     document: doc,
@@ -118,6 +119,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     onApproval: (toolCallId, decision, reason) =>
       post(reason === undefined ? { type: "approval", toolCallId, decision } : { type: "approval", toolCallId, decision, reason }),
     onOpenDiff: (toolCallId) => post({ type: "openDiff", toolCallId }),
+    onStop: () => post({ type: "stop" }),
   };
 
   // ---------------------------------------------------------------- drawing
@@ -157,6 +159,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     }
     for (const key of [...drawn.keys()]) if (!keys.has(key)) drawn.delete(key);
     if (state.compaction) nodes.push(compactionRow(doc, state.compaction));
+    if (state.retry) nodes.push(retryRow(cards, state.retry));
     const waiting = new Set(state.approvals.map((card) => card.toolCallId));
     for (const id of [...approvalCards.keys()]) if (!waiting.has(id)) approvalCards.delete(id);
     for (const card of state.approvals) {

@@ -5,6 +5,7 @@
 import { entryIdOf, type ChatKind, type ChatMessage, type ToolCard } from "../chatModel";
 import { ACTION_LABELS, actionsFor, type MessageAction } from "../messageActions";
 import { isCollapsedTool, isDiffTool } from "../toolCards";
+import { failureTitle } from "./cards";
 import type { MarkdownRenderer, MarkdownStream } from "./markdown";
 
 const LABELS: Record<ChatKind, string> = {
@@ -26,6 +27,8 @@ export interface MessageViewContext {
   /** Tool cards the reader opened (or closed, for bash), by call id, kept across redraws. */
   toggledTools: Set<string>;
   onOpenDiff(toolCallId: string): void;
+  /** Retry on a failed reply (by message key). */
+  onRetry(key: string): void;
 }
 
 /** Bash output shown while it streams: the last lines only (the whole output is in the card's details). */
@@ -100,6 +103,39 @@ function summaryBlock(context: MessageViewContext, message: ChatMessage): HTMLDe
   return disclosure(context, message.key, summaryTitle(message), body);
 }
 
+const afterAttempts = (message: ChatMessage): string => (message.attempts ? ` after ${message.attempts} attempts` : "");
+
+/**
+ * How a reply ended when not normally: a failure as an alert card (what failed, the server's
+ * message, Retry), a stop as "Stopped"; a reply that succeeded on a retry says after how many attempts.
+ */
+function endBlock(context: MessageViewContext, message: ChatMessage): HTMLElement | undefined {
+  const doc = context.document;
+  const block = doc.createElement("div");
+  if (message.stopReason === "error") {
+    block.className = "error-card";
+    block.setAttribute("role", "alert");
+    const title = doc.createElement("div");
+    title.className = "error-title";
+    title.textContent = `${failureTitle(message.errorMessage)}${afterAttempts(message)}`;
+    const detail = doc.createElement("div");
+    detail.className = "error-detail";
+    detail.textContent = message.errorMessage ?? "The model failed without a message.";
+    const retry = doc.createElement("button");
+    retry.type = "button";
+    retry.textContent = "Retry";
+    retry.addEventListener("click", () => context.onRetry(message.key));
+    block.append(title, detail, retry);
+  } else if (message.stopReason === "aborted") {
+    block.className = "stopped";
+    block.textContent = `Stopped${afterAttempts(message)}`;
+  } else if (message.attempts) {
+    block.className = "attempts-note";
+    block.textContent = `Answered${afterAttempts(message)}`;
+  } else return undefined;
+  return block;
+}
+
 /** The reply text of each drawn assistant article, so a streamed delta redraws only its last block. */
 const replies = new WeakMap<HTMLElement, MarkdownStream>();
 
@@ -127,6 +163,8 @@ export function messageArticle(context: MessageViewContext, message: ChatMessage
     reply.update(message.text);
     replies.set(article, reply);
     article.append(body);
+    const ended = endBlock(context, message);
+    if (ended) article.append(ended);
   } else if (message.kind === "tool" && message.tool) {
     article.append(toolCardView(context, message.tool, message.text));
   } else if (message.kind === "compaction" || message.kind === "branchSummary") {
