@@ -25,18 +25,24 @@ def previews(requests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 async def test_an_edit_answered_with_some_hunks_writes_exactly_those_and_names_the_rest() -> None:
     """A 3-hunk edit answered ``hunks: [0, 2]`` changes lines 2 and 28 only; its result names hunk 1
     with its diff (and details.diff is the change written). A whole allow in the same batch keeps
-    pi's result text."""
+    pi's result text. The hunks apply to the text that was shown: a file saved while its approval
+    was open is not overwritten (the fingerprint check), whatever hunks were chosen."""
     calls = (
         ToolUse("e_part", "edit", {"path": "many.txt", "edits": THREE_EDITS}),
         ToolUse("e_all", "edit", {"path": "hello.txt", "edits": [{"oldText": "one", "newText": "uno"}]}),
+        ToolUse("e_saved", "edit", {"path": "saved.txt", "edits": THREE_EDITS}),
     )
+
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        call = request["toolCallId"]
+        if call == "e_saved":
+            (ws.cwd / "saved.txt").write_text(LINES + "saved by the user\n")
+        return {"decision": "allow", "hunks": [0, 2]} if call != "e_all" else {"decision": "allow"}
+
     async with chat(lambda ws: batch(*calls), options=ASK) as (ws, client):
         (ws.cwd / "many.txt").write_text(LINES)
-        client.answer_approval = lambda request: (
-            {"decision": "allow", "hunks": [0, 2]}
-            if request["toolCallId"] == "e_part"
-            else {"decision": "allow"}
-        )
+        (ws.cwd / "saved.txt").write_text(LINES)
+        client.answer_approval = answer
         await client.new_session(ws)
         await client.rpc.request("pi/prompt", {"text": "go"})
         preview = previews(client.approval_requests)["e_part"]
@@ -63,10 +69,10 @@ async def test_an_edit_answered_with_some_hunks_writes_exactly_those_and_names_t
         assert result_text(whole) == "Successfully replaced 1 block(s) in hello.txt."
         assert whole["details"]["diff"] == "-1 line one\n+1 line uno"
         assert (ws.cwd / "hello.txt").read_text() == "line uno\n"
-        outcomes = {
-            e["toolCallId"]: e["decision"] for e in client.event_list() if e["type"] == "approval_result"
-        }
-        assert outcomes == {"e_part": "allow", "e_all": "allow"}
+        saved = results["e_saved"]
+        assert saved["isError"] is True
+        assert "changed on disk after the user was shown this edit" in result_text(saved)
+        assert (ws.cwd / "saved.txt").read_text() == LINES + "saved by the user\n"
 
 
 async def test_an_answer_with_content_writes_the_users_text_and_the_result_has_the_diff() -> None:
@@ -82,7 +88,7 @@ async def test_an_answer_with_content_writes_the_users_text_and_the_result_has_t
 
     def answer(request: dict[str, Any]) -> dict[str, Any]:
         call = request["toolCallId"]
-        content = users.get(call, request["preview"]["newContent"])
+        content = users.get(call, request.get("preview", {}).get("newContent"))
         return {"decision": "allow", "content": content}
 
     async with chat(lambda ws: batch(*calls), options=ASK) as (ws, client):
@@ -188,23 +194,3 @@ async def test_bad_answers_refuse_the_call_and_say_why() -> None:
         assert {e["decision"] for e in refusals} == {"deny"} and len(refusals) == len(answers)
         # allowAlways with hunks allowed nothing for later calls: the next edit asks again
         assert len(client.approval_requests) == len(answers)
-
-
-async def test_a_partial_apply_is_held_to_the_file_that_was_shown() -> None:
-    """The hunks are applied to the text the preview was made from: a file saved meanwhile is not
-    overwritten (the fingerprint check), whatever hunks were chosen."""
-    calls = (ToolUse("e_saved", "edit", {"path": "many.txt", "edits": THREE_EDITS}),)
-    async with chat(lambda ws: batch(*calls), options=ASK) as (ws, client):
-        (ws.cwd / "many.txt").write_text(LINES)
-
-        def meanwhile(request: dict[str, Any]) -> dict[str, Any]:
-            (ws.cwd / "many.txt").write_text(LINES + "saved by the user\n")
-            return {"decision": "allow", "hunks": [1]}
-
-        client.answer_approval = meanwhile
-        await client.new_session(ws)
-        await client.rpc.request("pi/prompt", {"text": "go"})
-        saved = tool_results(ws)["e_saved"]
-        assert saved["isError"] is True
-        assert "changed on disk after the user was shown this edit" in result_text(saved)
-        assert (ws.cwd / "many.txt").read_text() == LINES + "saved by the user\n"
