@@ -49,8 +49,7 @@ def test_hunks_make_up_the_unified_diff_and_apply_one_by_one() -> None:
 
 def test_a_hunk_keeps_a_missing_final_newline_and_crlf() -> None:
     hunks = diff_hunks("one\r\ntwo", "one\r\n2")
-    assert [hunk.to_wire() for hunk in hunks] == [
-        {"index": 0, "header": "@@ -1,2 +1,2 @@",
-         "diff": "@@ -1,2 +1,2 @@\n one\r\n-two\n\\ No newline at end of file\n+2\n\\ No newline at end of file\n"}
-    ]  # fmt: skip
+    missing = "\\ No newline at end of file\n"
+    diff = f"@@ -1,2 +1,2 @@\n one\r\n-two\n{missing}+2\n{missing}"
+    assert [hunk.to_wire() for hunk in hunks] == [{"index": 0, "header": "@@ -1,2 +1,2 @@", "diff": diff}]
     assert apply_hunks("one\r\ntwo", "one\r\n2", {0}) == "one\r\n2"
