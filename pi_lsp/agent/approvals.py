@@ -28,6 +28,10 @@ NO_CAPABILITY = (
 )
 DENIED = "Tool call blocked: the user denied permission to run {tool}. Nothing was run."
 UNANSWERED = "Tool call blocked: the approval request for {tool} got no valid answer. Nothing was run."
+INVALID_ANSWER = (
+    "Tool call blocked: the editor's approval answer for {tool} could not be applied ({why})."
+    " Nothing was run."
+)
 
 
 def stricter(first: str, second: str | None) -> str:

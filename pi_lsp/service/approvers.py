@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_lsp.aborts import done_before_abort
+from pi_lsp.agent.approvals import INVALID_ANSWER
+from pi_lsp.agent.tools.review import InvalidNarrowing, Narrowed, narrow_plan
+from pi_lsp.agent.tools.targets import ChangePlan
 from pi_lsp.secrets import redact
 from pi_lsp.service.registry import Client, Registry
 
@@ -32,11 +35,16 @@ NOBODY = (
 @dataclass(frozen=True)
 class Answer:
     """A decision (``allow``, ``allowAlways`` or ``deny``), the user's reason, whether it came from
-    a valid answer (False: denied because the question could not be answered)."""
+    a valid answer (False: denied because the question could not be answered), and for ``allow``
+    of an edit/write the user's narrowing of it: the ``hunks`` to apply or the ``content`` to write.
+    ``invalid``: why a malformed narrowing made the answer a refusal."""
 
     decision: str
     reason: str | None
     answered: bool
+    hunks: tuple[int, ...] | None = None
+    content: str | None = None
+    invalid: str | None = None
 
 
 class Approvers:
@@ -129,7 +137,55 @@ async def _ask_one(
     if not isinstance(answer, dict) or answer.get("decision") not in ("allow", "allowAlways", "deny"):
         return Answer("deny", None, False)
     reason = answer.get("reason")
-    return Answer(answer["decision"], reason if isinstance(reason, str) and reason else None, True)
+    decision = answer["decision"]
+    reason = reason if isinstance(reason, str) and reason else None
+    if decision == "deny":  # a refusal needs no narrowing: any sent is ignored
+        return Answer(decision, reason, True)
+    hunks, content = answer.get("hunks"), answer.get("content")
+    invalid = _invalid_narrowing(decision, hunks, content)
+    if invalid is not None:
+        return _refused(request.get("toolCallId"), str(request.get("toolName")), invalid)
+    return Answer(decision, reason, True, tuple(hunks) if hunks is not None else None, content)
+
+
+def _refused(call_id: Any, tool: str, invalid: str) -> Answer:
+    log.warning("approval %s: invalid answer (%s); the call is refused", call_id, invalid)
+    return Answer("deny", INVALID_ANSWER.format(tool=tool, why=invalid), True, invalid=invalid)
+
+
+def fit_to_change(
+    answer: Answer, call_id: str, tool: str, path: Any, plan: ChangePlan | None
+) -> tuple[Answer, Narrowed | None]:
+    """An allowing answer's narrowing worked out against the change its preview showed (``plan``;
+    None: the call had no such preview): the answer itself, possibly turned into a refusal (a
+    narrowing that does not fit, or one that rejects every hunk), and what is to be written."""
+    if answer.decision == "deny" or (answer.hunks is None and answer.content is None):
+        return answer, None
+    if plan is None:
+        return _refused(call_id, tool, "this call's preview has no hunks or newContent to choose from"), None
+    try:
+        narrowed = narrow_plan(plan, answer.hunks, answer.content)
+    except InvalidNarrowing as error:
+        return _refused(call_id, tool, str(error)), None
+    if narrowed is not None and narrowed.writes_nothing:
+        return Answer("deny", narrowed.blocked_text(tool, str(path)), True), None
+    return answer, narrowed
+
+
+def _invalid_narrowing(decision: str, hunks: Any, content: Any) -> str | None:
+    """Why an answer's ``hunks``/``content`` is malformed (their fit to the change is judged by the
+    run, ``review.py``), or None. They narrow one call, so ``allowAlways`` cannot carry them."""
+    if hunks is None and content is None:
+        return None
+    if hunks is not None and content is not None:
+        return "hunks and content were both given; send one of them"
+    if decision != "allow":
+        return f'hunks and content narrow one call: answer "allow" with them, not {decision!r}'
+    if hunks is not None and (not isinstance(hunks, list) or not all(type(index) is int for index in hunks)):
+        return "hunks must be a list of hunk indices (integers)"
+    if content is not None and not isinstance(content, str):
+        return "content must be a string (the whole file)"
+    return None
 
 
 def _plain(value: Any) -> Any:

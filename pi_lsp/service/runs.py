@@ -43,7 +43,7 @@ from pi_lsp.prompt.commands import SlashCommands, load_slash_commands
 from pi_lsp.secrets import redact
 from pi_lsp.service import entries as ops
 from pi_lsp.service.active_run import PROMPT, ActiveRun, admit
-from pi_lsp.service.approvers import Answer, Approvers
+from pi_lsp.service.approvers import Answer, Approvers, fit_to_change
 from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED
 from pi_lsp.service.closing import close_quietly
 from pi_lsp.service.compaction_config import RunConfig
@@ -537,6 +537,7 @@ class RunService:
         chat.approvals.pop(call_id, None)
         if answer is None:  # the starting editor is there but nobody declared approvals
             answer = Answer("deny", NO_CAPABILITY.format(tool=name), False)
+        answer, narrowed = fit_to_change(answer, call_id, name, args.get("path"), plan)  # hunks / content
         decision, reason, answered = answer.decision, answer.reason, answer.answered
         result: dict[str, Any] = {"type": "approval_result", "toolCallId": call_id, "decision": decision}
         if reason:
@@ -546,7 +547,8 @@ class RunService:
             chat.allow.add(name, args)
         if decision in ("allow", "allowAlways"):
             if plan is not None and check.target is not None:  # hold the file to the diff shown
-                chat.checked.record(call_id, CheckedTarget(check.target, content_digest(plan.before)))
+                shown = content_digest(plan.before)
+                chat.checked.record(call_id, CheckedTarget(check.target, shown, narrowed))
             return None
         if reason:
             return reason

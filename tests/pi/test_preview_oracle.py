@@ -66,6 +66,11 @@ async def test_edit_preview(pi_tools: PiTools, tmp_path: Path, args: dict[str, A
     await edit.execute("1", args, ctx)
     new = Path(absolute).read_bytes().decode()
     assert preview["diff"] == _unified(absolute, old, new)
+    assert preview["newContent"] == new  # the whole file, as the call then wrote it
+    hunks = preview["hunks"]  # the diff split into its hunks, after the ---/+++ lines
+    assert [hunk["index"] for hunk in hunks] == list(range(len(hunks))) and hunks
+    assert "".join(hunk["diff"] for hunk in hunks) == preview["diff"].split("\n", 2)[2]
+    assert all(hunk["diff"].startswith(hunk["header"] + "\n") for hunk in hunks)
 
 
 async def test_write_preview_new_and_existing(tmp_path: Path) -> None:
@@ -73,9 +78,12 @@ async def test_write_preview_new_and_existing(tmp_path: Path) -> None:
     ctx = ToolContext(cwd=str(tmp_path))
     created = await write.preview({"path": "n/new.txt", "content": "hi\nthere"}, ctx)
     path = str(tmp_path / "n" / "new.txt")
+    hunk = "@@ -0,0 +1,2 @@\n+hi\n+there\n\\ No newline at end of file\n"
     assert created == {
         "path": path,
-        "diff": f"--- /dev/null\n+++ {path}\n@@ -0,0 +1,2 @@\n+hi\n+there\n\\ No newline at end of file\n",
+        "diff": f"--- /dev/null\n+++ {path}\n{hunk}",
+        "hunks": [{"index": 0, "header": "@@ -0,0 +1,2 @@", "diff": hunk}],
+        "newContent": "hi\nthere",
     }
     assert not (tmp_path / "n").exists()
     (tmp_path / "old.txt").write_text("a\nb\n")

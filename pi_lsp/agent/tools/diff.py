@@ -1,4 +1,5 @@
-"""Line diffs: pi's numbered diff for ``details.diff`` and a unified diff for approval previews.
+"""Line diffs: pi's numbered diff for ``details.diff``, and a unified diff for approval previews that
+is also split into hunks the user may apply one by one (:func:`apply_hunks`).
 
 pi computes ``details.diff`` from the ``diff`` package's ``diffLines`` (Myers' O(ND) algorithm
 with its own tie-breaking), then prints it with numbered lines and 4 lines of context. The
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 CONTEXT_LINES = 4
+UNIFIED_CONTEXT = 3
 _LINE_BREAK = re.compile(r"(\n|\r\n)")
 _LINES_WITH_ENDS = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
@@ -197,14 +199,85 @@ def numbered_diff(old_text: str, new_text: str, context: int = CONTEXT_LINES) ->
     return "\n".join(out), first_changed
 
 
-def unified_diff(path: str, before: str | None, after: str) -> str:
-    """A standard unified diff (``---``/``+++``/``@@``) for editors; ``before`` None = new file."""
-    old_lines = [] if before is None else _LINES_WITH_ENDS.findall(before)
-    new_lines = _LINES_WITH_ENDS.findall(after)
-    lines = difflib.unified_diff(
-        old_lines, new_lines, "/dev/null" if before is None else path, path, lineterm="\n"
-    )
-    text = ""
-    for line in lines:
-        text += line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
-    return text
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk of a unified diff: ``header`` is its ``@@ -a,b +c,d @@`` line, ``diff`` the hunk's
+    text (header first) exactly as it appears in :func:`unified_diff`."""
+
+    index: int
+    header: str
+    diff: str
+
+    def to_wire(self) -> dict[str, object]:
+        return {"index": self.index, "header": self.header, "diff": self.diff}
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk header's ``start,length`` as ``diff -u`` writes it (``0,0`` style for empty sides)."""
+    length = stop - start
+    if length == 1:
+        return str(start + 1)
+    return f"{start if length == 0 else start + 1},{length}"
+
+
+def _diff_line(prefix: str, line: str) -> str:
+    return prefix + (line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n")
+
+
+def _split(before: str | None, after: str) -> tuple[list[str], list[str]]:
+    return ([] if before is None else _LINES_WITH_ENDS.findall(before)), _LINES_WITH_ENDS.findall(after)
+
+
+def _groups(old: list[str], new: list[str]) -> list[list[tuple[str, int, int, int, int]]]:
+    """The opcodes of each hunk, with 3 lines of context (``difflib.unified_diff``'s grouping)."""
+    return list(difflib.SequenceMatcher(None, old, new).get_grouped_opcodes(UNIFIED_CONTEXT))
+
+
+def diff_hunks(before: str | None, after: str) -> list[Hunk]:
+    """The hunks of the unified diff from ``before`` (None = no file) to ``after``."""
+    old, new = _split(before, after)
+    hunks: list[Hunk] = []
+    for index, group in enumerate(_groups(old, new)):
+        first, last = group[0], group[-1]
+        header = f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@"
+        text = header + "\n"
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                text += "".join(_diff_line(" ", line) for line in old[i1:i2])
+                continue
+            text += "".join(_diff_line("-", line) for line in old[i1:i2])
+            text += "".join(_diff_line("+", line) for line in new[j1:j2])
+        hunks.append(Hunk(index, header, text))
+    return hunks
+
+
+def apply_hunks(before: str | None, after: str, chosen: set[int]) -> str:
+    """``before`` with only the hunks of :func:`diff_hunks` numbered in ``chosen`` applied; the
+    rest of the file stays as ``before`` has it."""
+    old, new = _split(before, after)
+    matcher = difflib.SequenceMatcher(None, old, new)
+    hunk_of = {
+        opcode: index
+        for index, group in enumerate(_groups(old, new))
+        for opcode in group
+        if opcode[0] != "equal"
+    }
+    parts: list[str] = []
+    for opcode in matcher.get_opcodes():
+        _tag, i1, i2, j1, j2 = opcode
+        taken = opcode[0] != "equal" and hunk_of.get(opcode) in chosen
+        parts.extend(new[j1:j2] if taken else old[i1:i2])
+    return "".join(parts)
+
+
+def unified_diff(
+    path: str, before: str | None, after: str, *, old_label: str | None = None, new_label: str | None = None
+) -> str:
+    """A standard unified diff (``---``/``+++``/``@@``) for editors; ``before`` None = new file.
+
+    The labels name the two sides (default: ``path``, ``/dev/null`` for a new file)."""
+    hunks = diff_hunks(before, after)
+    if not hunks:
+        return ""
+    old_name = old_label or ("/dev/null" if before is None else path)
+    return f"--- {old_name}\n+++ {new_label or path}\n" + "".join(hunk.diff for hunk in hunks)

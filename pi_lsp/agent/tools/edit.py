@@ -28,11 +28,12 @@ from pi_lsp.agent.tools.files import (
     replace_held,
 )
 from pi_lsp.agent.tools.mutation_queue import file_mutation
+from pi_lsp.agent.tools.review import Narrowed, review_fields
 from pi_lsp.agent.tools.schemas import EDIT_PARAMETERS
 from pi_lsp.agent.tools.targets import (
     ChangePlan,
     FileTarget,
-    approved_content,
+    approved_change,
     content_digest,
     file_target,
     preview_fields,
@@ -82,7 +83,8 @@ class EditTool(Tool):
         return {**rest, "edits": edits}
 
     async def plan_change(self, args: dict[str, Any], ctx: ToolContext) -> ChangePlan:
-        """The unified diff the edit would make, or ``error`` when it would fail (nothing written)."""
+        """The unified diff the edit would make (also as hunks, with the whole new file), or
+        ``error`` when it would fail (nothing written)."""
         target = file_target(args["path"], ctx.cwd)
         fields = preview_fields(target)
         try:
@@ -91,7 +93,8 @@ class EditTool(Tool):
         except ToolError as exc:
             now = await asyncio.to_thread(read_for_diff, target.real)
             return ChangePlan(target, now, {**fields, "error": str(exc)})
-        return ChangePlan(target, raw, {**fields, "diff": unified_diff(target.real, before, after)})
+        diff = unified_diff(target.real, before, after)
+        return ChangePlan(target, raw, {**fields, "diff": diff, **review_fields(before, after)}, after)
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any] | None:
         return (await self.plan_change(args, ctx)).preview
@@ -100,14 +103,16 @@ class EditTool(Tool):
         edits = _replacements(args)
         path: str = args["path"]
         target = file_target(path, ctx.cwd)
-        approved = approved_content(ctx, tool_call_id, target, path)
+        approved, narrowed = approved_change(ctx, tool_call_id, target, path)
         async with file_mutation(target.real):
             refuse_unsaved(ctx, target.real, path)
-            work = asyncio.to_thread(_edit_file, target, path, edits, approved)
+            work = asyncio.to_thread(_edit_file, target, path, edits, approved, narrowed)
             diff, first_changed = await until_aborted(work, ctx.abort)
         details: dict[str, Any] = {"diff": diff}
         if first_changed is not None:
             details["firstChangedLine"] = first_changed
+        if narrowed is not None:
+            return text_result(narrowed.result_text("edit", path), details)
         return text_result(f"Successfully replaced {len(edits)} block(s) in {path}.", details)
 
 
@@ -150,14 +155,18 @@ def _planned_change(target: FileTarget, path: str, edits: list[Replacement]) -> 
 
 
 def _edit_file(
-    target: FileTarget, path: str, edits: list[Replacement], approved: str | None
+    target: FileTarget, path: str, edits: list[Replacement], approved: str | None, narrowed: Narrowed | None
 ) -> tuple[str, int | None]:
-    """Read, check against what was approved, replace; the file is written only if it is still
-    the one read when the new text is ready."""
+    """Read, check against what was approved, replace (with what the user let through of the
+    change, when they narrowed it); the file is written only if it is still the one read when the
+    new text is ready."""
     _check_editable(target.real, path)
     with held_folder(target, create=False) as folder_fd:
         data, read = read_held(folder_fd, target)
         refuse_changed(approved, content_digest(data), target, "edit")
         base, result, after = _change(decode_text(data), path, edits)
+        if narrowed is not None:  # held to the previewed text above, so the narrowing fits it
+            after = narrowed.content
+            result = normalize_to_lf(strip_bom(after)[1])
         replace_held(folder_fd, target, encode_text(after), read=read, tool="edit")
     return numbered_diff(base, result)

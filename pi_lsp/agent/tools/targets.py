@@ -27,6 +27,7 @@ from pi_lsp.agent.tools.paths import resolve_to_cwd
 
 if TYPE_CHECKING:
     from pi_lsp.agent.tools.base import ToolContext
+    from pi_lsp.agent.tools.review import Narrowed
 
 ABSENT = "absent"
 """The content digest of a file that does not exist."""
@@ -68,11 +69,13 @@ def content_digest(data: bytes | None) -> str:
 @dataclass(frozen=True)
 class ChangePlan:
     """What an ``edit``/``write`` call would do, worked out without writing: the file, the bytes
-    it holds now (None: no file) and the approval preview made from them."""
+    it holds now (None: no file), the approval preview made from them and the whole file the call
+    would write (None: the call would fail, the preview says why)."""
 
     target: FileTarget
     before: bytes | None
     preview: dict[str, Any]
+    proposed: str | None = None
 
 
 def preview_fields(target: FileTarget) -> dict[str, Any]:
@@ -86,10 +89,12 @@ def preview_fields(target: FileTarget) -> dict[str, Any]:
 @dataclass(frozen=True)
 class CheckedTarget:
     """What the approval check of one call judged: the file, and (after an approval that showed a
-    diff) the digest of the content that diff was made from."""
+    diff) the digest of the content that diff was made from and what the user let through of the
+    change when they narrowed it (``review.py``)."""
 
     target: FileTarget
     approved_content: str | None = None
+    narrowed: Narrowed | None = None
 
 
 class CheckedTargets:
@@ -108,14 +113,17 @@ class CheckedTargets:
         self._by_call.clear()
 
 
-def approved_content(ctx: ToolContext, call_id: str, target: FileTarget, path: str) -> str | None:
-    """The content digest the file must still have (None: no approval showed it).
+def approved_change(
+    ctx: ToolContext, call_id: str, target: FileTarget, path: str
+) -> tuple[str | None, Narrowed | None]:
+    """The content digest the file must still have (None: no approval showed it) and the user's
+    narrowing of the change (None: write it as proposed).
 
     Fails with :data:`MOVED` when the path now names another file than the one checked.
     """
     checked = ctx.checked.take(call_id) if ctx.checked is not None else None
     if checked is None:
-        return None
+        return None, None
     if checked.target.real != target.real:
         raise ToolError(MOVED.format(path=path, now=target.real, checked=checked.target.real))
-    return checked.approved_content
+    return checked.approved_content, checked.narrowed

@@ -1,6 +1,7 @@
 """``write``: create or overwrite a file with the given content (parent folders created).
 
-The file written is the call's real target (``targets.py``), the one its approval judged.
+The file written is the call's real target (``targets.py``), the one its approval judged, with what
+the user let through of the content when they narrowed it (``review.py``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from pi_lsp.agent.tools.diff import unified_diff
 from pi_lsp.agent.tools.editor_guard import refuse_unsaved
 from pi_lsp.agent.tools.files import decode_text, encode_text, read_for_diff, write_file
 from pi_lsp.agent.tools.mutation_queue import file_mutation
+from pi_lsp.agent.tools.review import review_fields
 from pi_lsp.agent.tools.schemas import WRITE_PARAMETERS
-from pi_lsp.agent.tools.targets import ChangePlan, approved_content, file_target, preview_fields
+from pi_lsp.agent.tools.targets import ChangePlan, approved_change, file_target, preview_fields
 from pi_lsp.jscompat import js_len
 from pi_lsp.prompt import pi_text
 
@@ -35,8 +37,10 @@ class WriteTool(Tool):
         target = file_target(args["path"], ctx.cwd)
         before = await asyncio.to_thread(read_for_diff, target.real)
         text = decode_text(before) if before is not None else None
-        diff = unified_diff(target.real, text, args["content"])
-        return ChangePlan(target, before, {**preview_fields(target), "diff": diff})
+        content: str = args["content"]
+        diff = unified_diff(target.real, text, content)
+        preview = {**preview_fields(target), "diff": diff, **review_fields(text, content)}
+        return ChangePlan(target, before, preview, content)
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any] | None:
         return (await self.plan_change(args, ctx)).preview
@@ -45,9 +49,12 @@ class WriteTool(Tool):
         path: str = args["path"]
         content: str = args["content"]
         target = file_target(path, ctx.cwd)
-        approved = approved_content(ctx, tool_call_id, target, path)
+        approved, narrowed = approved_change(ctx, tool_call_id, target, path)
+        written = narrowed.content if narrowed is not None else content
         async with file_mutation(target.real):
             refuse_unsaved(ctx, target.real, path)
-            work = asyncio.to_thread(write_file, target, encode_text(content), approved=approved)
+            work = asyncio.to_thread(write_file, target, encode_text(written), approved=approved)
             await until_aborted(work, ctx.abort)
+        if narrowed is not None:
+            return text_result(narrowed.result_text("write", path))
         return text_result(f"Successfully wrote {js_len(content)} bytes to {path}")
