@@ -17,9 +17,6 @@ from typing import Any
 
 from pi_lsp.agent.tools.targets import FileTarget, file_target, preview_fields
 
-APPROVAL_MODES = ("auto", "acceptEdits", "ask")
-DEFAULT_APPROVAL = "acceptEdits"
-_STRICTNESS = {mode: rank for rank, mode in enumerate(APPROVAL_MODES)}
 MUTATING_TOOLS = frozenset({"edit", "write"})
 
 NO_CAPABILITY = (
@@ -32,13 +29,6 @@ INVALID_ANSWER = (
     "Tool call blocked: the editor's approval answer for {tool} could not be applied ({why})."
     " Nothing was run."
 )
-
-
-def stricter(first: str, second: str | None) -> str:
-    """The stricter of two modes (a workspace may tighten the policy, never loosen it)."""
-    if second is None or second not in _STRICTNESS:
-        return first
-    return second if _STRICTNESS[second] > _STRICTNESS[first] else first
 
 
 def _under(path: str, root: str) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_lsp.agent.approvals import APPROVAL_MODES, DEFAULT_APPROVAL, stricter
+from pi_lsp.agent.approval_modes import APPROVAL_MODES, DEFAULT_APPROVAL, stricter
 from pi_lsp.agent.queue import QUEUE_MODES
 from pi_lsp.agent.runner import RetrySettings
 from pi_lsp.agent_dir import SESSION_DIR_ENV, agent_dir, expand_home

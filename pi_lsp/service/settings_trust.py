@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeGuard
 
-from pi_lsp.agent.approvals import APPROVAL_MODES, stricter
+from pi_lsp.agent.approval_modes import APPROVAL_MODES, stricter
 
 __all__ = [
     "RULES",

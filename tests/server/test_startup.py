@@ -87,7 +87,16 @@ async def test_first_session_requests_are_answered_before_pygls_loads(tmp_path: 
     assert code == 0
     imported = _imported(log)
     assert "lsprotocol" in imported  # the hook saw the import it held
-    for heavy in ("anthropic", "pi_lsp.service.runs", "pi_lsp.agent.tools", "pi_lsp.llm.stream"):
+    # The tools package itself loads its tools on first use (a run's bookkeeping imports one small
+    # module of it); the tools, and the prompt package they bring, are what must not load here.
+    for heavy in (
+        "anthropic",
+        "pi_lsp.service.runs",
+        "pi_lsp.agent.tools.registry",
+        "pi_lsp.agent.tools.bash",
+        "pi_lsp.prompt.skills",
+        "pi_lsp.llm.stream",
+    ):
         assert heavy not in imported, f"{heavy} was imported for session requests"
 
 
@@ -124,8 +133,13 @@ async def test_a_request_answered_at_start_up_can_be_cancelled(tmp_path: Path) -
     sessions.mkdir()
     header = {"type": "session", "version": 3, "id": "bt-1", "timestamp": "2026-01-01T00:00:00.000Z"}
     header["cwd"] = "/p"
-    entry = {"type": "message", "id": "m1", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
-             "message": {"role": "user", "content": "a" * 60, "timestamp": 1}}
+    entry = {
+        "type": "message",
+        "id": "m1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": "a" * 60, "timestamp": 1},
+    }
     (sessions / "bt.jsonl").write_bytes(orjson.dumps(header) + b"\n" + orjson.dumps(entry) + b"\n")
     command = [sys.executable, "-c", GATED, str(gate), str(log)]
     env = server_env(tmp_path / "agent", PI_CODING_AGENT_SESSION_DIR=str(sessions))
