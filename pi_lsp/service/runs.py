@@ -31,7 +31,6 @@ from pi_lsp.agent.runner import CompactionDecision, CompactionHooks, Runner, Run
 from pi_lsp.agent.tools import ToolContext, create_tools, validate_tool_arguments
 from pi_lsp.agent.tools.user_bash import run_user_bash
 from pi_lsp.agent_dir import agent_dir
-from pi_lsp.llm.anthropic_client import create_async_client
 from pi_lsp.llm.auth import anthropic_api_key
 from pi_lsp.llm.models import (
     API,
@@ -50,10 +49,10 @@ from pi_lsp.secrets import redact
 from pi_lsp.service import entries as ops
 from pi_lsp.service.approvers import Answer, Approvers
 from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED
-from pi_lsp.service.closing import close_quietly
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.errors import InvalidParams, ModelError, SessionBusy
 from pi_lsp.service.host import SessionHost
+from pi_lsp.service.model_clients import ModelClients
 from pi_lsp.service.notifications import spawn
 from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
@@ -110,17 +109,18 @@ class RunService:
         compaction: CompactionService,
         system_prompt: SystemPromptFn,
         *,
-        sdk_factory: Callable[[str, Settings], Any] | None = None,
+        model_clients: ModelClients | None = None,
         documents: EditorDocuments | None = None,
         reattach_grace: float = 0.0,
     ) -> None:
         """``reattach_grace``: seconds a run goes on after its connection closed, for a client to
-        open its session again (a reloaded window); 0 ends a run with its connection, as pi does."""
+        open its session again (a reloaded window); 0 ends a run with its connection, as pi does.
+        ``model_clients``: the server's SDK clients, which runs borrow (``build.py`` makes them)."""
         self.host = host
         self.documents = documents  # the editors' unsaved buffers, which the tools respect
         self.compaction = compaction
         self.system_prompt = system_prompt
-        self.sdk_factory = sdk_factory or _anthropic_sdk
+        self.model_clients = model_clients if model_clients is not None else ModelClients()
         self._chats: dict[str, ChatState] = {}
         self.reattach_grace = reattach_grace
         self.approvers = Approvers(host.registry, reattach_grace)
@@ -273,7 +273,7 @@ class RunService:
         tool_names = settings.tools
         tools = _create_tools(tool_names, settings)
         system = await self.system_prompt(client, cwd, [tool.name for tool in tools])
-        sdk = await asyncio.get_running_loop().run_in_executor(None, self.sdk_factory, api_key, settings)
+        sdk = await self.model_clients.borrow(api_key, **_provider_options(settings))
 
         session.busy = "prompt"
         chat.starter = client
@@ -301,7 +301,7 @@ class RunService:
             self.host.unpin(session)
             if self.host.registry.get(session.id) is not session:
                 self._chats.pop(session.id, None)  # nobody reattached: the session closed
-            await close_quietly(sdk, "close", "SDK client")
+            await self.model_clients.give_back(sdk)
         answer: dict[str, Any] = {
             "userEntryId": next(iter(result.entry_ids), None),
             "entryIds": entry_ids + result.entry_ids,
@@ -756,10 +756,8 @@ def _create_tools(names: list[str], settings: Settings) -> list[Any]:
         raise InvalidParams(f"setting tools: {error}", {"field": "tools"}) from None
 
 
-def _anthropic_sdk(api_key: str, settings: Settings) -> Any:
-    """The SDK client for runs (it imports the SDK, which takes seconds: called off the event loop).
-    ``ANTHROPIC_BASE_URL`` is honoured by the SDK; pi's ``retry.provider.{maxRetries,timeoutMs}``
-    are passed when set."""
+def _provider_options(settings: Settings) -> dict[str, Any]:
+    """pi's ``retry.provider.{maxRetries,timeoutMs}`` for the runs' SDK client, when set."""
     raw = settings.as_dict().get("retry")
     provider = raw.get("provider") if isinstance(raw, dict) else None
     options: dict[str, Any] = {}
@@ -770,4 +768,4 @@ def _anthropic_sdk(api_key: str, settings: Settings) -> Any:
         timeout = provider.get("timeoutMs")
         if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
             options["timeout"] = timeout / 1000
-    return create_async_client(api_key, **options)  # pi's auth and API-version headers
+    return options
