@@ -139,13 +139,18 @@ class Agent:
 
 class Ours(Agent):
     name = "pi-lsp"
+    checkout: Path | None = None  # the server of another checkout (``--baseline``), else this one
 
     @classmethod
     async def start(cls, root: Path, url: str) -> Ours:
         self = cls()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "ANTHROPIC_"))}
         env.update(PI_CODING_AGENT_DIR=str(root / "agent"), ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=url)
-        self.rpc = await RpcClient.start(server_command(), env=env, quiet=True)
+        cwd = None
+        if self.checkout is not None:
+            env["PYTHONPATH"] = str(self.checkout)
+            cwd = str(self.checkout)  # ``-m pi_lsp`` imports from the working directory first
+        self.rpc = await RpcClient.start(server_command(), env=env, cwd=cwd, quiet=True)
         self.pid = self.rpc.process.pid
         options = {"pi": {"model": MODEL, "approval": "auto", "tools": ["read"]}}
         await self.rpc.request("initialize", {"processId": os.getpid(), "capabilities": {},
@@ -172,6 +177,12 @@ class Ours(Agent):
     async def close(self) -> None:
         self._pump.cancel()
         await self.rpc.close()
+
+
+class Before(Ours):
+    """Our server at another version (``--baseline DIR``, a checkout), measured in the same rounds."""
+
+    name = "before"
 
 
 class Pi(Agent):
@@ -391,6 +402,9 @@ def load_average() -> str:
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     agents: list[Any] = [Ours] if args.no_pi else [Ours, Pi]
+    if args.baseline is not None:
+        Before.checkout = args.baseline.resolve()
+        agents.insert(1, Before)
     if not args.mix_only:
         for agent_cls in agents:
             root = _fresh_root(args)
@@ -458,6 +472,9 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> str:
                 a = measured.get("pi-lsp", {}).get(key)
                 b = measured.get("pi", {}).get(key)
                 lines.append(f"| {number} ({measured['load']}) " + _row(label, a, b))
+                if "before" in measured:
+                    before = measured["before"].get(key)
+                    lines.append(f"| {number} ({measured['load']}) " + _row(f"{label}, before", before, b))
     return "\n".join(lines)
 
 
@@ -486,6 +503,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1, help="mix: alternating rounds (0: no mix)")
     parser.add_argument("--mix-only", action="store_true", help="only the mix (no stream, no long run)")
     parser.add_argument("--no-pi", action="store_true", help="measure our server only")
+    parser.add_argument("--baseline", type=Path, help="a checkout of another version, measured alongside")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, a few seconds")
     args = parser.parse_args()
     if args.smoke:

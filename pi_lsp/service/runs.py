@@ -32,6 +32,7 @@ from pi_lsp.agent.tools import ToolContext, create_tools, validate_tool_argument
 from pi_lsp.agent.tools.user_bash import run_user_bash
 from pi_lsp.agent_dir import agent_dir
 from pi_lsp.llm.auth import anthropic_api_key
+from pi_lsp.llm.convert import ConversionCache
 from pi_lsp.llm.models import (
     API,
     DEFAULT_MODEL_ID,
@@ -50,6 +51,7 @@ from pi_lsp.service import entries as ops
 from pi_lsp.service.approvers import Answer, Approvers
 from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED
 from pi_lsp.service.compaction_config import RunConfig
+from pi_lsp.service.entry_keys import EntryKeys
 from pi_lsp.service.errors import InvalidParams, ModelError, SessionBusy
 from pi_lsp.service.host import SessionHost
 from pi_lsp.service.model_clients import ModelClients
@@ -89,6 +91,7 @@ class ChatState:
     approvals: dict[str, dict[str, Any]] = field(default_factory=dict)
     entry_of: dict[int, str] = field(default_factory=dict)
     last_event: str | None = None  # the type of the last pi/event sent
+    entry_keys: EntryKeys = field(default_factory=EntryKeys)  # the run's messages → their entries
 
 
 @dataclass
@@ -125,6 +128,7 @@ class RunService:
         self.reattach_grace = reattach_grace
         self.approvers = Approvers(host.registry, reattach_grace)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.conversions = ConversionCache()  # stored messages as requests carry them, for every run
 
     async def aclose(self) -> None:
         for chat in list(self._chats.values()):
@@ -285,7 +289,8 @@ class RunService:
             )
             if entry_ids:
                 self.host.emit(session, ops.Change("append", list(entry_ids)))
-            context = await self.host.run(session, session.manager.context_view().messages, writes=False)
+            chat.entry_keys = keys = EntryKeys()
+            context = await self.host.run(session, lambda: keys.load(session.manager), writes=False)
             runner = self._runner(client, session, chat, context, model, tools, system, sdk, settings)
             chat.runner = runner
             task = spawn(runner.run([user_message(text, images)]))  # its events go out at once
@@ -343,6 +348,8 @@ class RunService:
                 session_id=session.id,
                 thinking_budgets=settings.thinking_budgets,
                 block_images=settings.block_images,
+                keys=chat.entry_keys.keys(messages),
+                conversions=self.conversions,
             )
             return await stream_assistant_message(sdk, request, info, abort=abort, on_event=on_event)
 
@@ -355,7 +362,7 @@ class RunService:
             if message.get("role") == "user":
                 self.compaction.state(session.manager).overflow_attempted = False
             entry_id = await self.host.run(
-                session, lambda: session.manager.append_message(message), writes=True
+                session, lambda: chat.entry_keys.append(session.manager, message), writes=True
             )
             chat.entry_of[id(message)] = entry_id
             self.host.emit(session, ops.Change("append", [entry_id]))
@@ -428,7 +435,7 @@ class RunService:
             return True
 
         async def reload() -> list[Message]:
-            return await self.host.run(session, session.manager.context_view().messages, writes=False)
+            return await self.host.run(session, lambda: chat.entry_keys.load(session.manager), writes=False)
 
         def exhausted(reason: str) -> None:
             self._event(
