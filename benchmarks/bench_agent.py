@@ -151,6 +151,7 @@ class Ours(Agent):
             env["PYTHONPATH"] = str(self.checkout)
             cwd = str(self.checkout)  # ``-m pi_lsp`` imports from the working directory first
         self.rpc = await RpcClient.start(server_command(), env=env, cwd=cwd, quiet=True)
+        self._pending: asyncio.Future[Any] | None = None
         self.pid = self.rpc.process.pid
         options = {"pi": {"model": MODEL, "approval": "auto", "tools": ["read"]}}
         await self.rpc.request("initialize", {"processId": os.getpid(), "capabilities": {},
@@ -169,6 +170,8 @@ class Ours(Agent):
                 self.events.put_nowait((time.perf_counter(), message["params"]["event"]))
 
     async def prompt(self, text: str) -> None:
+        if self._pending is not None:  # a run ends a moment after its agent_end: one at a time
+            await self._pending
         self._pending = asyncio.ensure_future(self.rpc.request("pi/prompt", {"text": text}, timeout=3600))
 
     async def idle(self) -> None:
