@@ -1,6 +1,7 @@
 """Agent-run benchmark: our server's ``pi/prompt`` against pi's own ``pi --mode rpc``, same script.
 
-Run: ``.venv/bin/python benchmarks/bench_agent.py [--turns 200] [--deltas 200] [--no-pi]``
+Run: ``.venv/bin/python benchmarks/bench_agent.py [--turns 200] [--deltas 200] [--no-pi] [--rounds 3]``
+(``--smoke``: tiny sizes, a few seconds; ``tests/agent/test_bench_agent.py`` runs it so it keeps working)
 
 A loopback fake Messages API in this process plays the script and notes when it wrote each frame;
 the events are read from the agent's output (``pi/event`` notifications for ours, RPC event lines for
@@ -11,7 +12,12 @@ between the model's bytes and the editor: SDK parsing, the loop, persistence, en
   per delta (arrival − send), p50/p90 over the deltas (first token: over ``--repeat`` prompts);
 * **long run**: one prompt whose reply calls ``read`` ``--turns`` times in a row (one tool call per
   model call), then answers: CPU seconds of the agent process per turn, and its RSS after the first
-  tenth of the turns and at the end.
+  tenth of the turns and at the end;
+* **mix** (closer to real use): ``--prompts`` prompts in one session; every third makes the model read
+  a ``--file-kb`` KB file first, every reply is ``--reply-chars`` characters in ``--reply-deltas``
+  deltas (``--gap-ms`` apart): CPU seconds of the agent process and wall time for the whole mix.
+  ``--rounds`` alternates ours and pi (order swapped every round) so that the ratios of a round are
+  measured under the same load (the load average is printed with each round).
 """
 
 from __future__ import annotations
@@ -116,6 +122,9 @@ class Agent:
     async def prompt(self, text: str) -> None:
         raise NotImplementedError
 
+    async def idle(self) -> None:
+        """Until the prompt's run has really finished (its persistence included)."""
+
     async def close(self) -> None:
         raise NotImplementedError
 
@@ -130,13 +139,19 @@ class Agent:
 
 class Ours(Agent):
     name = "pi-lsp"
+    checkout: Path | None = None  # the server of another checkout (``--baseline``), else this one
 
     @classmethod
     async def start(cls, root: Path, url: str) -> Ours:
         self = cls()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "ANTHROPIC_"))}
         env.update(PI_CODING_AGENT_DIR=str(root / "agent"), ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=url)
-        self.rpc = await RpcClient.start(server_command(), env=env, quiet=True)
+        cwd = None
+        if self.checkout is not None:
+            env["PYTHONPATH"] = str(self.checkout)
+            cwd = str(self.checkout)  # ``-m pi_lsp`` imports from the working directory first
+        self.rpc = await RpcClient.start(server_command(), env=env, cwd=cwd, quiet=True)
+        self._pending: asyncio.Future[Any] | None = None
         self.pid = self.rpc.process.pid
         options = {"pi": {"model": MODEL, "approval": "auto", "tools": ["read"]}}
         await self.rpc.request("initialize", {"processId": os.getpid(), "capabilities": {},
@@ -155,11 +170,22 @@ class Ours(Agent):
                 self.events.put_nowait((time.perf_counter(), message["params"]["event"]))
 
     async def prompt(self, text: str) -> None:
+        if self._pending is not None:  # a run ends a moment after its agent_end: one at a time
+            await self._pending
         self._pending = asyncio.ensure_future(self.rpc.request("pi/prompt", {"text": text}, timeout=3600))
+
+    async def idle(self) -> None:
+        await self._pending
 
     async def close(self) -> None:
         self._pump.cancel()
         await self.rpc.close()
+
+
+class Before(Ours):
+    """Our server at another version (``--baseline DIR``, a checkout), measured in the same rounds."""
+
+    name = "before"
 
 
 class Pi(Agent):
@@ -184,6 +210,9 @@ class Pi(Agent):
 
     async def prompt(self, text: str) -> None:
         await self.pi.command("prompt", message=text)
+
+    async def idle(self) -> None:
+        await self.pi.wait_idle(600)
 
     async def close(self) -> None:
         self._pump.cancel()
@@ -296,53 +325,172 @@ async def bench_long_run(agent_cls: Any, root: Path, turns: int) -> dict[str, fl
     }
 
 
+MIX_FILE = "notes.txt"
+
+
+def mix_file_text(size_kb: int) -> str:
+    """A text file of about ``size_kb`` KB: numbered lines of prose, as a source file reads."""
+    line = "the quick brown fox jumps over the lazy dog, then checks the result twice\n"
+    count = max(1, size_kb * 1024 // (len(line) + 6))
+    return "".join(f"{n:4d}: {line}" for n in range(count))
+
+
+def reply_text(chars: int, number: int) -> str:
+    words = f"Reply {number}: " + "a considered sentence about the code in question. " * (chars // 40 + 1)
+    return words[:chars]
+
+
+def _last_prompt_number(body: dict[str, Any]) -> tuple[int, bool]:
+    """(number of the prompt this request answers, whether it follows a tool result)."""
+    last = body["messages"][-1]
+    content = last["content"]
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    if any(block.get("type") == "tool_result" for block in blocks):
+        previous = body["messages"][-3]["content"]
+        text = previous if isinstance(previous, str) else previous[-1]["text"]
+        return int(text.split()[-1]), True
+    return int(blocks[-1]["text"].split()[-1]), False
+
+
+async def bench_mix(agent_cls: Any, root: Path, args: argparse.Namespace) -> dict[str, float]:
+    """``--prompts`` prompts in one session, every third reading the file first (see the top)."""
+
+    def pick(body: dict[str, Any], request: int) -> tuple[list[str], float]:
+        if request == 0:  # the warm-up prompt
+            return assistant_stream(Text("Ready."), message_id="msg_warm"), 0.0
+        number, after_tool = _last_prompt_number(body)
+        if number % 3 == 0 and not after_tool:
+            call = ToolUse(f"toolu_{number:04d}", "read", {"path": MIX_FILE})
+            return assistant_stream(Text("Let me look."), call, message_id=f"msg_r{number}"), 0.0
+        text = Text(reply_text(args.reply_chars, number), chunks=args.reply_deltas)
+        return assistant_stream(text, message_id=f"msg_{number}", ping=False), args.gap_ms / 1000
+
+    fake = TimingFake(pick)
+    await fake.start()
+    write_agent_dir(root / "agent", fake.url, SETTINGS)
+    agent = await agent_cls.start(root, fake.url)
+    try:
+        await agent.prompt("Warm up")  # imports (the SDK, the tools) are not what is measured
+        await agent.until("agent_end")
+        await agent.idle()
+        cpu_start, wall = cpu_seconds(agent.pid), time.perf_counter()
+        for number in range(args.prompts):
+            await agent.prompt(f"Tell me about prompt {number}")
+            await agent.until("agent_end")
+            await agent.idle()
+        cpu = cpu_seconds(agent.pid) - cpu_start
+        wall = time.perf_counter() - wall
+        rss = rss_mb(agent.pid)
+    finally:
+        await agent.close()
+        await fake.close()
+    expected = 1 + args.prompts + (args.prompts + 2) // 3
+    if fake.requests != expected:
+        raise RuntimeError(f"{agent_cls.name}: {fake.requests} model calls, {expected} expected")
+    return {"cpu_s": cpu, "cpu_ms_per_prompt": cpu * 1000 / args.prompts, "wall_s": wall, "rss_end": rss}
+
+
+def _fresh_root(args: argparse.Namespace) -> Path:
+    root = Path(tempfile.mkdtemp(prefix="bench-agent-"))
+    (root / "project").mkdir()
+    (root / "project" / "hello.txt").write_text("line one\nline two\n")
+    (root / "project" / MIX_FILE).write_text(mix_file_text(args.file_kb))
+    return root
+
+
+def load_average() -> str:
+    return Path("/proc/loadavg").read_text().split(" ", 3)[0] if Path("/proc/loadavg").exists() else "?"
+
+
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     agents: list[Any] = [Ours] if args.no_pi else [Ours, Pi]
-    for agent_cls in agents:
-        root = Path(tempfile.mkdtemp(prefix="bench-agent-"))
-        try:
-            (root / "project").mkdir()
-            (root / "project" / "hello.txt").write_text("line one\nline two\n")
-            stream = await bench_stream(agent_cls, root, args.deltas, args.repeat)
-            run = await bench_long_run(agent_cls, root, args.turns)
-        finally:
-            shutil.rmtree(root, ignore_errors=True)
-        results[agent_cls.name] = {"stream": stream, "run": run}
-        print(agent_cls.name, json.dumps(results[agent_cls.name], indent=1), flush=True)
+    if args.baseline is not None:
+        Before.checkout = args.baseline.resolve()
+        agents.insert(1, Before)
+    if not args.mix_only:
+        for agent_cls in agents:
+            root = _fresh_root(args)
+            try:
+                stream = await bench_stream(agent_cls, root, args.deltas, args.repeat)
+                run = await bench_long_run(agent_cls, root, args.turns)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+            results[agent_cls.name] = {"stream": stream, "run": run}
+            print(agent_cls.name, json.dumps(results[agent_cls.name], indent=1), flush=True)
+    rounds: list[dict[str, Any]] = []
+    for number in range(args.rounds):
+        order = agents if number % 2 == 0 else agents[::-1]
+        measured: dict[str, Any] = {"load": load_average()}
+        for agent_cls in order:
+            root = _fresh_root(args)
+            try:
+                measured[agent_cls.name] = await bench_mix(agent_cls, root, args)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+        rounds.append(measured)
+        print("mix round", number + 1, json.dumps(measured), flush=True)
+    results["mix"] = rounds
     return results
 
 
 def report(results: dict[str, Any], args: argparse.Namespace) -> str:
-    command = f"python benchmarks/bench_agent.py --turns {args.turns} --deltas {args.deltas}"
-    lines = [
-        f"`{command} --repeat {args.repeat}`",
-        "",
-        "| measure | pi-lsp | pi | pi-lsp / pi |",
-        "|---|---:|---:|---:|",
-    ]
-    rows = [
-        ("first streamed token, p50 ms (added)", "stream", "first_p50"),
-        ("first streamed token, max ms", "stream", "first_max"),
-        ("per delta, p50 ms (added)", "stream", "delta_p50"),
-        ("per delta, p90 ms", "stream", "delta_p90"),
-        (f"CPU per turn, ms ({args.turns} turns)", "run", "cpu_ms_per_turn"),
-        ("CPU per turn after the first tenth, ms", "run", "cpu_ms_per_turn_late"),
-        ("RSS after the first tenth, MB", "run", "rss_tenth"),
-        ("RSS at the end, MB", "run", "rss_end"),
-        ("wall time of the run, s", "run", "wall_s"),
-    ]
+    lines: list[str] = []
     ours, theirs = results.get("pi-lsp", {}), results.get("pi", {})
-    for label, part, key in rows:
-        a = ours.get(part, {}).get(key)
-        b = theirs.get(part, {}).get(key)
-        ratio = f"{a / b:.2f}" if a is not None and b else "–"
-        lines.append(
-            f"| {label} | {a:.2f} | {b:.2f} | {ratio} |"
-            if b is not None
-            else f"| {label} | {a:.2f} | – | – |"
-        )
+    if ours:
+        command = f"python benchmarks/bench_agent.py --turns {args.turns} --deltas {args.deltas}"
+        lines += [
+            f"`{command} --repeat {args.repeat}`",
+            "",
+            "| measure | pi-lsp | pi | pi-lsp / pi |",
+            "|---|---:|---:|---:|",
+        ]
+        rows = [
+            ("first streamed token, p50 ms (added)", "stream", "first_p50"),
+            ("first streamed token, max ms", "stream", "first_max"),
+            ("per delta, p50 ms (added)", "stream", "delta_p50"),
+            ("per delta, p90 ms", "stream", "delta_p90"),
+            (f"CPU per turn, ms ({args.turns} turns)", "run", "cpu_ms_per_turn"),
+            ("CPU per turn after the first tenth, ms", "run", "cpu_ms_per_turn_late"),
+            ("RSS after the first tenth, MB", "run", "rss_tenth"),
+            ("RSS at the end, MB", "run", "rss_end"),
+            ("wall time of the run, s", "run", "wall_s"),
+        ]
+        for label, part, key in rows:
+            a = ours.get(part, {}).get(key)
+            b = theirs.get(part, {}).get(key)
+            lines.append(_row(label, a, b))
+    rounds = results.get("mix", [])
+    if rounds:
+        lines += [
+            "",
+            f"mix: {args.prompts} prompts, every third reads {args.file_kb} KB, replies of"
+            f" {args.reply_chars} characters in {args.reply_deltas} deltas {args.gap_ms:g} ms apart",
+            "",
+            "| round (load) | measure | pi-lsp | pi | pi-lsp / pi |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for number, measured in enumerate(rounds, 1):
+            for label, key in (("CPU, s", "cpu_s"), ("wall, s", "wall_s"), ("RSS at the end, MB", "rss_end")):
+                a = measured.get("pi-lsp", {}).get(key)
+                b = measured.get("pi", {}).get(key)
+                lines.append(f"| {number} ({measured['load']}) " + _row(label, a, b))
+                if "before" in measured:
+                    before = measured["before"].get(key)
+                    lines.append(f"| {number} ({measured['load']}) " + _row(f"{label}, before", before, b))
     return "\n".join(lines)
+
+
+def _row(label: str, ours: float | None, theirs: float | None) -> str:
+    a = f"{ours:.2f}" if ours is not None else "–"
+    b = f"{theirs:.2f}" if theirs is not None else "–"
+    ratio = f"{ours / theirs:.2f}" if ours is not None and theirs else "–"
+    return f"| {label} | {a} | {b} | {ratio} |"
+
+
+SMOKE = {"turns": 3, "deltas": 5, "repeat": 1, "prompts": 4, "file_kb": 2, "reply_chars": 150,
+         "reply_deltas": 6, "gap_ms": 0.0, "rounds": 1}  # fmt: skip
+"""``--smoke``: every scenario at tiny sizes, a few seconds (it checks that the benchmark works)."""
 
 
 def main() -> int:
@@ -350,11 +498,24 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--prompts", type=int, default=60, help="mix: prompts in the session")
+    parser.add_argument("--file-kb", type=int, default=20, help="mix: size of the file every third reads")
+    parser.add_argument("--reply-chars", type=int, default=1500, help="mix: characters per reply")
+    parser.add_argument("--reply-deltas", type=int, default=60, help="mix: deltas per reply")
+    parser.add_argument("--gap-ms", type=float, default=1.0, help="mix: time between a reply's deltas")
+    parser.add_argument("--rounds", type=int, default=1, help="mix: alternating rounds (0: no mix)")
+    parser.add_argument("--mix-only", action="store_true", help="only the mix (no stream, no long run)")
     parser.add_argument("--no-pi", action="store_true", help="measure our server only")
+    parser.add_argument("--baseline", type=Path, help="a checkout of another version, measured alongside")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, a few seconds")
     args = parser.parse_args()
+    if args.smoke:
+        for name, value in SMOKE.items():
+            setattr(args, name, value)
     if not args.no_pi and not (pi_package_dir() / "dist" / "cli.js").exists():
         print("pi is not installed (make oracle); use --no-pi", file=sys.stderr)
         return 1
+    print(f"load average before: {load_average()}", flush=True)
     results = asyncio.run(main_async(args))
     print()
     print(report(results, args))

@@ -162,7 +162,7 @@ class AnthropicClient:
     ) -> None:
         self.model = model
         self._api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-        self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        self._base_url = resolve_base_url(base_url)
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.retry = retry or RetryPolicy()
@@ -379,6 +379,12 @@ def _classify(exc: Exception) -> tuple[ModelError, float | None]:
     return ModelError(f"Anthropic call failed: {type(exc).__name__}: {exc}", None, False), None
 
 
+def resolve_base_url(base_url: str | None) -> str | None:
+    """The endpoint a client made now would use: ``base_url``, else ``ANTHROPIC_BASE_URL``, else
+    None (the SDK's default, Anthropic's API)."""
+    return base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+
+
 def create_async_client(
     api_key: str,
     base_url: str | None = None,
@@ -404,7 +410,7 @@ def create_async_client(
     }
     return anthropic.AsyncAnthropic(
         api_key=api_key,
-        base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
+        base_url=resolve_base_url(base_url),
         max_retries=max_retries,
         timeout=timeout,
         default_headers=pi_headers,

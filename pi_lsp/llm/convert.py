@@ -5,19 +5,28 @@ Three steps, each as pi 0.73.1 does it:
 1. :func:`convert_to_llm` — pi's own roles become plain ones: a user's shell command
    (``bashExecution``), extension messages (``custom``) and branch/compaction summaries become
    user messages; with ``block_images`` every image becomes a fixed sentence.
-2. :func:`transform_messages` — aborted and errored assistant replies are left out, replies
+2. pi's ``transformMessages`` — aborted and errored assistant replies are left out, replies
    from another model lose their thinking signatures, and tool calls that never got a result get
    a synthetic error result (not stored anywhere, only sent).
-3. :func:`convert_messages` — Anthropic's block shapes; consecutive tool results become one user
+3. pi's ``convertMessages`` — Anthropic's block shapes; consecutive tool results become one user
    message; the last user message carries the conversation cache marker.
 
-Input messages are never modified.
+:func:`request_messages` does all three. What each message becomes on its own is worked out once
+(:func:`convert_one`), and kept in a :class:`ConversionCache` under the caller's key when the
+message cannot change (a stored entry): a request then converts only what is new since the last
+one, and only the steps that look across messages (tool-call ids renamed for another model,
+orphaned tool calls, merged tool results, the cache marker) run over the whole history.
+
+Input messages are never modified; neither are the cached conversions (the request gets copies
+where it differs from them).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pi_lsp.jscompat import js_stringify, js_trim, js_truthy
@@ -38,13 +47,19 @@ TOOL_IMAGE_OMITTED: Final = "(tool image omitted: model does not support images)
 IMAGE_ONLY_TOOL_TEXT: Final = "(see attached image)"
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+_ANY_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _TOOL_ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 Message = dict[str, Any]
 
 
 def sanitize_surrogates(text: str) -> str:
-    """Drop unpaired UTF-16 surrogates (they make the request body invalid JSON for the API)."""
+    """Drop unpaired UTF-16 surrogates (they make the request body invalid JSON for the API).
+
+    Most text has none: an ASCII string is known as such without a scan, and a plain search for
+    any surrogate is several times cheaper than the pairing pattern, which runs only after a hit."""
+    if text.isascii() or _ANY_SURROGATE.search(text) is None:
+        return text
     return _LONE_SURROGATE.sub("", text)
 
 
@@ -208,30 +223,15 @@ def _foreign_block(block: Any, same_model: bool, id_map: dict[str, str]) -> list
     return [block]
 
 
-def transform_messages(messages: Sequence[Message], model: ModelInfo) -> list[Message]:
-    """pi's ``transformMessages`` for the Anthropic provider."""
-    id_map: dict[str, str] = {}
-    transformed: list[Message] = []
-    for message in _downgrade_images(list(messages), model):
-        role = message.get("role")
-        if role == "toolResult":
-            normalized = id_map.get(str(message.get("toolCallId")))
-            if normalized and normalized != message.get("toolCallId"):
-                message = {**message, "toolCallId": normalized}
-        elif role == "assistant":
-            same_model = (
-                message.get("provider") == PROVIDER
-                and message.get("api") == API
-                and message.get("model") == model.id
-            )
-            content = [
-                out
-                for block in message.get("content") or []
-                for out in _foreign_block(block, same_model, id_map)
-            ]
-            message = {**message, "content": content}
-        transformed.append(message)
-    return _fill_orphaned_tool_calls(transformed)
+def _rewrite_assistant(message: Message, model: ModelInfo, id_map: dict[str, str]) -> Message:
+    """An assistant message as pi rewrites it for ``model`` (``id_map`` gets the renamed call ids)."""
+    same_model = (
+        message.get("provider") == PROVIDER and message.get("api") == API and message.get("model") == model.id
+    )
+    content = [
+        out for block in message.get("content") or [] for out in _foreign_block(block, same_model, id_map)
+    ]
+    return {**message, "content": content}
 
 
 def _fill_orphaned_tool_calls(messages: list[Message]) -> list[Message]:
@@ -362,38 +362,154 @@ def _assistant_param(message: Message) -> dict[str, Any] | None:
     return {"role": "assistant", "content": blocks} if blocks else None
 
 
-def convert_messages(
-    messages: Sequence[Message], model: ModelInfo, cache_control: dict[str, Any] | None
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """One message through the three steps on its own: ``message`` as the steps that look across
+    messages need it (None: left out of the request), ``fragment`` its Anthropic form (a message
+    param, or a ``tool_result`` block; None: nothing to send) and the tool-call ids it renamed."""
+
+    message: Message | None
+    fragment: dict[str, Any] | None
+    renamed: tuple[tuple[str, str], ...] = ()
+
+
+def convert_one(message: Mapping[str, Any], model: ModelInfo, *, block_images: bool = False) -> Converted:
+    """What ``message`` becomes in a request to ``model``, apart from its neighbours."""
+    converted = convert_to_llm([message], block_images=block_images)
+    if not converted:
+        return Converted(None, None)
+    (llm,) = _downgrade_images(converted, model)
+    role = llm.get("role")
+    if role == "user":
+        return Converted(llm, _user_param(llm))
+    if role == "assistant":
+        id_map: dict[str, str] = {}
+        rewritten = _rewrite_assistant(llm, model, id_map)
+        return Converted(rewritten, _assistant_param(rewritten), tuple(id_map.items()))
+    if role == "toolResult":
+        return Converted(llm, _tool_result_block(llm))
+    return Converted(llm, None)
+
+
+class ConversionCache:
+    """:class:`Converted` messages under the caller's key (a stored entry: it never changes) and
+    the model's, least recently used dropped beyond ``budget`` (characters of text, roughly the
+    bytes they hold). One thread at a time."""
+
+    def __init__(self, budget: int = 64 << 20) -> None:
+        self.budget = budget
+        self.size = 0
+        self._items: OrderedDict[tuple[Hashable, str, bool, bool], tuple[Converted, int]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def convert(
+        self, key: Hashable, message: Mapping[str, Any], model: ModelInfo, block_images: bool
+    ) -> Converted:
+        """``convert_one(message)``, from the cache when ``key`` was converted for this model before."""
+        slot = (key, model.id, model.supports_images, block_images)
+        found = self._items.get(slot)
+        if found is not None:
+            self._items.move_to_end(slot)
+            return found[0]
+        converted = convert_one(message, model, block_images=block_images)
+        weight = _weight(converted.fragment)
+        self._items[slot] = (converted, weight)
+        self.size += weight
+        while self.size > self.budget and len(self._items) > 1:
+            _, (_, dropped) = self._items.popitem(last=False)
+            self.size -= dropped
+        return converted
+
+
+def _weight(value: Any) -> int:
+    """About how much memory a fragment holds: its strings' lengths, 16 per anything else."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(key) + _weight(item) for key, item in value.items())
+    if isinstance(value, list):
+        return 16 + sum(_weight(item) for item in value)
+    return 16
+
+
+def request_messages(
+    messages: Sequence[Mapping[str, Any]],
+    model: ModelInfo,
+    cache_control: dict[str, Any] | None,
+    *,
+    block_images: bool = False,
+    keys: Sequence[Hashable | None] | None = None,
+    cache: ConversionCache | None = None,
 ) -> list[dict[str, Any]]:
-    """pi's ``convertMessages``: the request's ``messages``, cache marker on the last user message."""
-    transformed = transform_messages(messages, model)
+    """pi's ``convertToLlm``, ``transformMessages`` and ``convertMessages``: the request's
+    ``messages``. ``keys[i]``, when given and not None, names ``messages[i]`` in ``cache``."""
+    converted = [
+        cache.convert(keys[index], message, model, block_images)
+        if cache is not None and keys is not None and keys[index] is not None
+        else convert_one(message, model, block_images=block_images)
+        for index, message in enumerate(messages)
+    ]
+    return _assemble(converted, cache_control)
+
+
+def _assemble(converted: Sequence[Converted], cache_control: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The steps that look across messages, over messages converted one by one."""
+    id_map: dict[str, str] = {}
+    transformed: list[Message] = []
+    fragments: dict[int, dict[str, Any] | None] = {}  # id(message in transformed) → its fragment
+    for item in converted:
+        message, fragment = item.message, item.fragment
+        if message is None:
+            continue
+        role = message.get("role")
+        if role == "toolResult":
+            normalized = id_map.get(str(message.get("toolCallId")))
+            if normalized and normalized != message.get("toolCallId"):
+                message = {**message, "toolCallId": normalized}
+                fragment = {**fragment, "tool_use_id": normalized} if fragment is not None else None
+        elif role == "assistant":
+            id_map.update(item.renamed)
+        fragments[id(message)] = fragment
+        transformed.append(message)
+    filled = _fill_orphaned_tool_calls(transformed)
+
+    def fragment_of(message: Message) -> dict[str, Any] | None:
+        if id(message) in fragments:
+            return fragments[id(message)]
+        return _tool_result_block(message)  # a synthetic result for an orphaned tool call
+
     params: list[dict[str, Any]] = []
     index = 0
-    while index < len(transformed):
-        message = transformed[index]
+    while index < len(filled):
+        message = filled[index]
         role = message.get("role")
         param: dict[str, Any] | None = None
-        if role == "user":
-            param = _user_param(message)
-        elif role == "assistant":
-            param = _assistant_param(message)
+        if role in ("user", "assistant"):
+            param = fragment_of(message)
         elif role == "toolResult":
-            results = [_tool_result_block(message)]
-            while index + 1 < len(transformed) and transformed[index + 1].get("role") == "toolResult":
+            results = [fragment_of(message)]
+            while index + 1 < len(filled) and filled[index + 1].get("role") == "toolResult":
                 index += 1
-                results.append(_tool_result_block(transformed[index]))
+                results.append(fragment_of(filled[index]))
             param = {"role": "user", "content": results}
         if param is not None:
             params.append(param)
         index += 1
     if cache_control and params and params[-1]["role"] == "user":
-        last = params[-1]
-        if isinstance(last["content"], list):
-            block = last["content"][-1] if last["content"] else None
-            if block is not None and block.get("type") in ("text", "image", "tool_result"):
-                block["cache_control"] = dict(cache_control)
-        elif isinstance(last["content"], str):
-            last["content"] = [
-                {"type": "text", "text": last["content"], "cache_control": dict(cache_control)}
-            ]
+        _mark_last(params, cache_control)
     return params
+
+
+def _mark_last(params: list[dict[str, Any]], cache_control: dict[str, Any]) -> None:
+    """The conversation cache marker on the last user message's last block, on copies (the
+    message and the block may be cached conversions)."""
+    last = params[-1] = dict(params[-1])
+    content = last["content"]
+    if isinstance(content, list):
+        block = content[-1] if content else None
+        if block is not None and block.get("type") in ("text", "image", "tool_result"):
+            last["content"] = [*content[:-1], {**block, "cache_control": dict(cache_control)}]
+    elif isinstance(content, str):
+        last["content"] = [{"type": "text", "text": content, "cache_control": dict(cache_control)}]

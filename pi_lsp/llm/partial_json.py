@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from pi_lsp.jscompat import js_trim
 
 _VALID_ESCAPES = frozenset('"\\/bfnrtu')
@@ -59,8 +61,14 @@ def _reject_constant(name: str) -> Any:
 
 
 def js_json_loads(text: str) -> Any:
-    """``JSON.parse``: like ``json.loads`` but without Python's NaN/Infinity extension."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """``JSON.parse``: like ``json.loads`` but without Python's NaN/Infinity extension.
+
+    orjson first (every streamed event goes through here); what it refuses (malformed text, NaN,
+    a lone surrogate escape, an integer beyond 64 bits) goes to ``json``, whose errors say where."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text, parse_constant=_reject_constant)
 
 
 def parse_json_with_repair(text: str) -> Any:

@@ -20,11 +20,14 @@ pi's OAuth "Claude Code" mode is not reproduced (API keys only).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pi_lsp.llm.convert import convert_messages, convert_to_llm, sanitize_surrogates
+import orjson
+
+from pi_lsp.jscompat import js_stringify
+from pi_lsp.llm.convert import ConversionCache, request_messages, sanitize_surrogates
 from pi_lsp.llm.models import ModelInfo
 
 MAX_BASE_OUTPUT: Final = 32000
@@ -40,6 +43,16 @@ class MessagesRequest:
 
     body: dict[str, Any]
     headers: dict[str, str]
+
+    def body_bytes(self) -> bytes:
+        """The body as sent: compact JSON in the body's key order (pi's), as ``JSON.stringify``
+        writes it. orjson writes it (a whole conversation, hundreds of KB, in well under a
+        millisecond); what orjson refuses (a lone surrogate in a tool call's arguments, an integer
+        beyond 64 bits) is written as JavaScript would."""
+        try:
+            return orjson.dumps(self.body)
+        except orjson.JSONEncodeError:
+            return (js_stringify(self.body) or "null").encode("utf-8", "surrogatepass")
 
 
 def cache_control_for(retention: str | None) -> dict[str, Any] | None:
@@ -107,18 +120,23 @@ def build_messages_request(
     thinking_budgets: Mapping[str, int] | None = None,
     cache_retention: str | None = None,
     block_images: bool = False,
+    keys: Sequence[Hashable | None] | None = None,
+    conversions: ConversionCache | None = None,
 ) -> MessagesRequest:
     """pi's request for this context. ``messages`` are pi's agent messages, any role.
 
     ``session_id`` is accepted for symmetry with pi's options; pi does not send it to Anthropic.
+    ``keys`` and ``conversions``: a key per message that cannot change (its stored entry), else
+    None, under which its conversion is kept in ``conversions`` for the next request.
     """
     del session_id
     cache_control = cache_control_for(cache_retention)
     base_max_tokens = min(model.max_tokens, MAX_BASE_OUTPUT) if model.max_tokens > 0 else 0
-    llm_messages = convert_to_llm(messages, block_images=block_images)
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(llm_messages, model, cache_control),
+        "messages": request_messages(
+            messages, model, cache_control, block_images=block_images, keys=keys, cache=conversions
+        ),
         "max_tokens": base_max_tokens or model.max_tokens // 3,
         "stream": True,
     }

@@ -1,8 +1,10 @@
 """One streamed Messages API call folded into pi's ``AssistantMessage``, with pi's events.
 
 The HTTP request goes through the real ``anthropic`` SDK (its headers, retries of 408/409/429/5xx
-with ``retry-after``, timeouts); the SSE body is read line by line and interpreted as pi 0.73.1's
-Anthropic provider interprets it, so the message, the event order and the error texts are pi's:
+with ``retry-after``, timeouts), with the body encoded once by us (``MessagesRequest.body_bytes``:
+orjson, pi's key order) rather than copied and re-encoded by the SDK; the SSE body is read line by
+line and interpreted as pi 0.73.1's Anthropic provider interprets it, so the message, the event
+order and the error texts are pi's:
 
 - events: ``start`` once the response headers arrived, then ``text_*``, ``thinking_*`` and
   ``toolcall_*`` (``*_start`` / ``*_delta`` / ``*_end`` per content block), then ``done`` or
@@ -58,6 +60,7 @@ UNKNOWN_ERROR: Final = "An unknown error occurred"
 CONNECTION_ERROR: Final = "Connection error."
 TIMEOUT_ERROR: Final = "Request timed out."
 CONNECTION_CUT: Final = "terminated"
+MESSAGES_PATH: Final = "/v1/messages"
 _MESSAGE_EVENTS: Final = frozenset({
     "message_start", "message_delta", "message_stop",
     "content_block_start", "content_block_delta", "content_block_stop",
@@ -266,20 +269,28 @@ def _parse_event(name: str | None, data: str, raw: list[str]) -> dict[str, Any] 
 async def _consume(
     client: anthropic.AsyncAnthropic, request: MessagesRequest, assembler: _Assembler, phase: list[str]
 ) -> None:
-    body = {key: value for key, value in request.body.items() if key != "stream"}
-    async with client.messages.with_streaming_response.create(
-        **body, stream=True, extra_headers=request.headers
-    ) as response:
+    import httpx2
+
+    response: httpx2.Response = await client.post(
+        MESSAGES_PATH,
+        cast_to=httpx2.Response,  # the response unread: its SSE lines are read below
+        content=request.body_bytes(),
+        options={"headers": request.headers},
+        stream=True,
+    )
+    try:
         phase[0] = "streaming"
         assembler.emit({"type": "start"})
         state = _SseState()
-        async for line in response.iter_lines():
+        async for line in response.aiter_lines():
             frame = state.feed(line)
             if frame is not None:
                 _dispatch(frame, assembler)
         frame = state.flush()
         if frame is not None:
             _dispatch(frame, assembler)
+    finally:
+        await response.aclose()
     if assembler.saw_start and not assembler.saw_stop:
         raise StreamFailure(STREAM_ENDED_EARLY)
 

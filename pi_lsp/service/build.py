@@ -32,12 +32,15 @@ from pi_lsp.session.list_cache_disk import DiskStore
 if TYPE_CHECKING:
     from pi_lsp.service.branch_summary import BranchSummaryService
     from pi_lsp.service.compaction import CompactionService
+    from pi_lsp.service.model_clients import ModelClients
     from pi_lsp.service.prompt import PromptService
     from pi_lsp.service.runs import RunService
 
-LAZY_SERVICES = ("compaction", "branch_summary", "prompt", "runs")
+LAZY_SERVICES = ("compaction", "branch_summary", "prompt", "runs", "model_clients")
 """Built on first use, so a server answers its first session requests without importing the
-agent, the LLM client, compaction or the system-prompt machinery (see docs/benchmarks.md)."""
+agent, the LLM client, compaction or the system-prompt machinery (see docs/benchmarks.md).
+``model_clients`` is the process's one cache of Anthropic SDK clients, which the runs borrow
+(a client per run would build a TLS context and open a connection every time)."""
 
 
 @dataclass(eq=False)
@@ -82,6 +85,10 @@ class PiService:
             from pi_lsp.service.prompt import PromptService
 
             return PromptService(self.host)
+        if name == "model_clients":
+            from pi_lsp.service.model_clients import ModelClients
+
+            return ModelClients()
         assert name == "runs"
         from pi_lsp.service.runs import RunService  # pi/prompt and its companions
 
@@ -90,6 +97,7 @@ class PiService:
             self.host,
             self.compaction,
             prompt_text,
+            model_clients=self.model_clients,
             documents=self.documents,
             reattach_grace=self.reattach_grace,
             checkpoint=self.checkpoints.capture,
@@ -110,6 +118,10 @@ class PiService:
     @property
     def runs(self) -> RunService:
         return cast("RunService", self._lazy("runs"))
+
+    @property
+    def model_clients(self) -> ModelClients:
+        return cast("ModelClients", self._lazy("model_clients"))
 
     async def build_off_loop(self, name: str) -> None:
         """Build ``name`` (one of :data:`LAZY_SERVICES`) in a worker thread if it is not built yet:
@@ -143,8 +155,9 @@ class PiService:
         self.host.disconnect(client)
 
     async def close(self) -> None:
-        """Server exit: stop the services' background work, then the host's threads."""
-        for name in ("runs", "compaction", "prompt"):
+        """Server exit: stop the services' background work (the runs first, then the model clients
+        they borrowed), then the host's threads."""
+        for name in ("runs", "compaction", "prompt", "model_clients"):
             if (built := self.built(name)) is not None:
                 await built.aclose()
         for close in self.closers:

@@ -1,4 +1,5 @@
-"""Closing a model client at the end of its use, where a failing close must not hide the result."""
+"""Closing a model client at the end of its use, where a failing close must not hide the result
+(a summary's client; the runs' shared clients when ``model_clients.py`` retires them or at exit)."""
 
 from __future__ import annotations
 

@@ -25,8 +25,8 @@ from pi_lsp.agent.tools import ToolContext, create_tools, validate_tool_argument
 from pi_lsp.agent.tools.targets import ChangePlan, CheckedTarget, CheckedTargets, content_digest
 from pi_lsp.agent.tools.user_bash import run_user_bash
 from pi_lsp.agent_dir import agent_dir
-from pi_lsp.llm.anthropic_client import create_async_client
 from pi_lsp.llm.auth import anthropic_api_key
+from pi_lsp.llm.convert import ConversionCache
 from pi_lsp.llm.models import (
     API,
     DEFAULT_MODEL_ID,
@@ -45,10 +45,11 @@ from pi_lsp.service import entries as ops
 from pi_lsp.service.active_run import PROMPT, ActiveRun, admit
 from pi_lsp.service.approvers import Answer, Approvers, fit_to_change
 from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED
-from pi_lsp.service.closing import close_quietly
 from pi_lsp.service.compaction_config import RunConfig
+from pi_lsp.service.entry_keys import EntryKeys
 from pi_lsp.service.errors import InvalidParams, ModelError, SessionBusy
 from pi_lsp.service.host import SessionHost
+from pi_lsp.service.model_clients import ModelClients
 from pi_lsp.service.notifications import spawn
 from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
@@ -90,6 +91,7 @@ class ChatState:
     checked: CheckedTargets = field(default_factory=CheckedTargets)  # edit/write: the file judged
     entry_of: dict[int, str] = field(default_factory=dict)
     last_event: str | None = None  # the type of the last pi/event sent
+    entry_keys: EntryKeys = field(default_factory=EntryKeys)  # the run's messages → their entries
 
     @property
     def runner(self) -> Runner | None:
@@ -119,23 +121,25 @@ class RunService:
         compaction: CompactionService,
         system_prompt: SystemPromptFn,
         *,
-        sdk_factory: Callable[[str, Settings], Any] | None = None,
+        model_clients: ModelClients | None = None,
         documents: EditorDocuments | None = None,
         reattach_grace: float = 0.0,
         checkpoint: CheckpointFn | None = None,
     ) -> None:
         """``reattach_grace``: seconds a run goes on after its connection closed, for a client to
-        open its session again (a reloaded window); 0 ends a run with its connection, as pi does."""
+        open its session again (a reloaded window); 0 ends a run with its connection, as pi does.
+        ``model_clients``: the server's SDK clients, which runs borrow (``build.py`` makes them)."""
         self.host = host
         self.documents = documents  # the editors' unsaved buffers, which the tools respect
         self.compaction = compaction
         self.system_prompt = system_prompt
-        self.sdk_factory = sdk_factory or _anthropic_sdk
+        self.model_clients = model_clients if model_clients is not None else ModelClients()
         self._chats: dict[str, ChatState] = {}
         self.reattach_grace = reattach_grace
         self.checkpoint = checkpoint
         self.approvers = Approvers(host.registry, reattach_grace)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.conversions = ConversionCache()  # stored messages as requests carry them, for every run
 
     async def aclose(self) -> None:
         runs = [chat.run for chat in list(self._chats.values()) if chat.run is not None]
@@ -304,14 +308,14 @@ class RunService:
             if not run.aborted:
                 system = await self.system_prompt(client, cwd, [tool.name for tool in tools])
             if not run.aborted:
-                loop = asyncio.get_running_loop()
-                sdk = await loop.run_in_executor(None, self.sdk_factory, api_key, settings)
+                sdk = await self.model_clients.borrow(api_key, **_provider_options(settings))
             entry_ids += await self.host.run(
                 session, lambda: _append_initial(session, model.initial_entries), writes=True
             )
             if entry_ids:
                 self.host.emit(session, ops.Change("append", list(entry_ids)))
-            context = await self.host.run(session, session.manager.context_view().messages, writes=False)
+            chat.entry_keys = keys = EntryKeys()
+            context = await self.host.run(session, lambda: keys.load(session.manager), writes=False)
             runner = self._runner(client, session, chat, context, model, tools, system, sdk, settings)
             run.attach(runner)
             entry_ids.extend(await self._checkpoint(client, session, None))  # the user's own changes
@@ -326,7 +330,7 @@ class RunService:
                 self._chats.pop(session.id, None)  # nobody reattached: the session closed
             run.finish()
             if sdk is not None:
-                await close_quietly(sdk, "close", "SDK client")
+                await self.model_clients.give_back(sdk)
         answer: dict[str, Any] = {
             "userEntryId": next(iter(result.entry_ids), None),
             "entryIds": entry_ids + result.entry_ids,
@@ -368,6 +372,8 @@ class RunService:
                 session_id=session.id,
                 thinking_budgets=settings.thinking_budgets,
                 block_images=settings.block_images,
+                keys=chat.entry_keys.keys(messages),
+                conversions=self.conversions,
             )
             return await stream_assistant_message(sdk, request, info, abort=abort, on_event=on_event)
 
@@ -386,7 +392,7 @@ class RunService:
             if message.get("role") == "user":
                 self.compaction.state(session.manager).overflow_attempted = False
             entry_id = await self.host.run(
-                session, lambda: session.manager.append_message(message), writes=True
+                session, lambda: chat.entry_keys.append(session.manager, message), writes=True
             )
             chat.entry_of[id(message)] = entry_id
             self.host.emit(session, ops.Change("append", [entry_id]))
@@ -473,7 +479,7 @@ class RunService:
             return True
 
         async def reload() -> list[Message]:
-            return await self.host.run(session, session.manager.context_view().messages, writes=False)
+            return await self.host.run(session, lambda: chat.entry_keys.load(session.manager), writes=False)
 
         def exhausted(reason: str) -> None:
             self._event(
@@ -807,10 +813,8 @@ def _create_tools(names: list[str], settings: Settings) -> list[Any]:
         raise InvalidParams(f"setting tools: {error}", {"field": "tools"}) from None
 
 
-def _anthropic_sdk(api_key: str, settings: Settings) -> Any:
-    """The SDK client for runs (it imports the SDK, which takes seconds: called off the event loop).
-    ``ANTHROPIC_BASE_URL`` is honoured by the SDK; pi's ``retry.provider.{maxRetries,timeoutMs}``
-    are passed when set."""
+def _provider_options(settings: Settings) -> dict[str, Any]:
+    """pi's ``retry.provider.{maxRetries,timeoutMs}`` for the runs' SDK client, when set."""
     raw = settings.as_dict().get("retry")
     provider = raw.get("provider") if isinstance(raw, dict) else None
     options: dict[str, Any] = {}
@@ -821,4 +825,4 @@ def _anthropic_sdk(api_key: str, settings: Settings) -> Any:
         timeout = provider.get("timeoutMs")
         if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
             options["timeout"] = timeout / 1000
-    return create_async_client(api_key, **options)  # pi's auth and API-version headers
+    return options

@@ -221,8 +221,11 @@ class FakeAnthropic:
         self.replies = list(replies or [Reply(events=text_stream("ok"))])
         self.route = route
         self.requests: list[Recorded] = []
+        self.request_bytes: list[bytes] = []  # each request's body as sent
         self.first_frames_sent = asyncio.Event()
         self.client_disconnected = asyncio.Event()
+        self.connections = 0  # TCP connections accepted (a client reusing its pool opens one)
+        self.connections_closed = 0  # of those, closed by the client
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.port = 0
@@ -246,6 +249,7 @@ class FakeAnthropic:
             await asyncio.wait_for(self._server.wait_closed(), 1)
 
     def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         task = asyncio.ensure_future(self._serve(reader, writer))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -260,6 +264,7 @@ class FakeAnthropic:
                     k.strip().lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:] if ln)
                 }
                 raw = await reader.readexactly(int(headers.get("content-length", "0")))
+                self.request_bytes.append(raw)
                 self.requests.append(Recorded(method, path, headers, json.loads(raw) if raw else None))
                 if self.route is not None:
                     reply = self.route(self.requests[-1])
@@ -267,7 +272,11 @@ class FakeAnthropic:
                     reply = self.replies[min(len(self.requests) - 1, len(self.replies) - 1)]
                 if not await self._answer(reply, reader, writer):
                     return
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except asyncio.IncompleteReadError as end:
+            if not end.partial:  # the client closed the connection between requests
+                self.connections_closed += 1
+            return
+        except ConnectionError:
             return
         finally:
             writer.close()

@@ -17,7 +17,7 @@ import pytest
 
 from pi_lsp.llm.anthropic_client import create_async_client
 from pi_lsp.llm.models import find_model
-from pi_lsp.llm.request import build_messages_request
+from pi_lsp.llm.request import MessagesRequest, build_messages_request
 from pi_lsp.llm.stream import stream_assistant_message
 from tests.llm.fake_anthropic import FakeAnthropic, Recorded, Reply, Text, Thinking, ToolUse, assistant_stream
 from tests.llm.pi_agent import FAKE_KEY, PiRun, run_pi_agent, session_file
@@ -40,7 +40,7 @@ def _needs_pi() -> None:
     require_oracle()
 
 
-def _ours(run: PiRun, index: int) -> dict[str, Any]:
+def _ours(run: PiRun, index: int) -> MessagesRequest:
     model = find_model(run.model)
     assert model is not None
     return build_messages_request(
@@ -49,13 +49,16 @@ def _ours(run: PiRun, index: int) -> dict[str, Any]:
         messages=run.contexts[index],
         tools=run.tools,
         thinking_level=run.thinking_level,
-    ).body
+    )
 
 
-def _assert_same_requests(run: PiRun, requests: list[Recorded]) -> None:
-    assert len(run.contexts) == len(requests) > 0
+def _assert_same_requests(run: PiRun, requests: list[Recorded], sent: list[bytes]) -> None:
+    """Equal as JSON, and byte for byte as sent (key order, escapes, numbers)."""
+    assert len(run.contexts) == len(requests) == len(sent) > 0
     for index, recorded in enumerate(requests):
-        assert _ours(run, index) == recorded.body, f"request {index + 1} differs"
+        ours = _ours(run, index)
+        assert ours.body == recorded.body, f"request {index + 1} differs"
+        assert ours.body_bytes() == sent[index], f"request {index + 1} differs in its bytes"
 
 
 @pytest.mark.parametrize(
@@ -76,7 +79,7 @@ async def test_plain_prompt_request_equals_pis(tmp_path: Path, model_id: str, le
         run = await run_pi_agent(fake, tmp_path, model_id=model_id, thinking_level=level,
                                  prompts=[{"text": "Say hello"}])  # fmt: skip
         requests = list(fake.requests)
-    _assert_same_requests(run, requests)
+    _assert_same_requests(run, requests, fake.request_bytes)
     model = find_model(model_id)
     assert model is not None
     # the level pi settled on is ours too (clamped as pi clamps)
@@ -105,7 +108,7 @@ async def test_tool_loop_requests_equal_pis(tmp_path: Path) -> None:
     assert len(requests) == 2
     last_user = requests[1].body["messages"][-1]
     assert [block["type"] for block in last_user["content"]] == ["tool_result", "tool_result"]
-    _assert_same_requests(run, requests)
+    _assert_same_requests(run, requests, fake.request_bytes)
 
 
 async def test_history_with_aborted_reply_images_summaries_and_foreign_model(tmp_path: Path) -> None:
@@ -176,7 +179,7 @@ async def test_history_with_aborted_reply_images_summaries_and_foreign_model(tmp
     texts = [str(message["content"]) for message in sent]
     assert not any("partial" in text for text in texts)  # the aborted reply is skipped
     assert any("No result provided" in text for text in texts)  # the orphan was filled
-    _assert_same_requests(run, requests)
+    _assert_same_requests(run, requests, fake.request_bytes)
 
 
 async def test_tool_results_with_images_and_two_prompts(tmp_path: Path) -> None:
@@ -193,7 +196,7 @@ async def test_tool_results_with_images_and_two_prompts(tmp_path: Path) -> None:
                                  prompts=[{"text": "What is in dot.png?"}, {"text": "   "}])  # fmt: skip
         requests = list(fake.requests)
     assert len(requests) == 3
-    _assert_same_requests(run, requests)
+    _assert_same_requests(run, requests, fake.request_bytes)
 
 
 @pytest.mark.parametrize("model_id", ["claude-sonnet-4-5", "claude-sonnet-4-6"])
@@ -213,6 +216,8 @@ async def test_headers_equal_pis(tmp_path: Path, model_id: str) -> None:
     assert pi_headers == {h: our_request.headers.get(h) for h in PI_HEADERS}
     assert pi_headers["x-api-key"] == FAKE_KEY
     assert our_request.body == pi_request.body
+    pi_bytes, our_bytes = fake.request_bytes
+    assert our_bytes == pi_bytes  # what our client sends is pi's body byte for byte
 
 
 async def test_settings_budgets_blocked_images_and_long_cache_equal_pis(tmp_path: Path) -> None:

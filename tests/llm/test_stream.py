@@ -4,6 +4,7 @@ AssistantMessage and events — the happy path, every fault, and abort."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from typing import Any
 
@@ -331,3 +332,15 @@ async def test_the_key_never_reaches_the_message_or_events() -> None:
         assert message["stopReason"] == "error"
         assert KEY not in repr(message) and KEY not in repr(events)
         assert "[redacted]" in message["errorMessage"]
+
+
+def test_event_json_is_read_as_javascript_reads_it() -> None:
+    """orjson reads the events; what it refuses falls back to ``json`` (whose errors carry the place)."""
+    from pi_lsp.llm.partial_json import js_json_loads
+
+    assert js_json_loads('{"a":[1,2.5,"\\u00e9"]}') == {"a": [1, 2.5, "é"]}
+    assert js_json_loads("123456789012345678901234567890") == 1.2345678901234568e29  # a double, as in JS
+    assert js_json_loads('"\\ud800 lone"') == "\ud800 lone"  # refused by orjson, read by json
+    for bad in ("NaN", '{"a":', "[1,]"):
+        with pytest.raises(json.JSONDecodeError if bad != "NaN" else ValueError):
+            js_json_loads(bad)
