@@ -30,7 +30,7 @@ def _images(p: Params) -> list[dict[str, Any]]:
 
 
 async def prompt(ctx: Context, p: Params) -> Any:
-    text = p.string("text")
+    text = p.string("text", free_text=True)
     images = _images(p)
     behavior = p.data.get("streamingBehavior")
     if behavior is not None and behavior not in ("steer", "followUp"):
@@ -69,12 +69,14 @@ async def get_session_stats(ctx: Context, p: Params) -> Any:
 
 
 async def get_commands(ctx: Context, p: Params) -> Any:
-    cwd = ctx.service.prompt.request_cwd(ctx.client, p.session(), p.opt_string("cwd"))
+    cwd = ctx.service.prompt.request_cwd(ctx.client, p.session(), p.opt_path("cwd"))
     return await ctx.service.runs.get_commands(cwd)
 
 
 async def bash(ctx: Context, p: Params) -> Any:
     command = p.nonempty_string("command")
+    if "\x00" in command:  # no process can be given it
+        raise InvalidParams("command must not contain NUL characters", {"field": "command"})
     exclude = p.opt_bool("excludeFromContext", False)
     return await ctx.service.runs.bash(ctx.client, p.session(), command, exclude)
 

@@ -6,10 +6,13 @@ Both the start-up phase (before pygls is imported) and pygls' ``initialize`` han
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from pi_lsp.paths import uri_to_path
+from pi_lsp.paths import uri_to_path, usable_path
 from pi_lsp.service.registry import Client
+
+log = logging.getLogger(__name__)
 
 
 def _uri_path(uri: Any) -> str | None:
@@ -17,12 +20,19 @@ def _uri_path(uri: Any) -> str | None:
 
 
 def workspace_root(params: dict[str, Any]) -> str | None:
-    """The first workspace folder, else ``rootUri``, else ``rootPath``."""
+    """The first workspace folder, else ``rootUri``, else ``rootPath``; None when the one given
+    cannot be a path (NUL, lone surrogate): ``initialize`` is answered before it is read, so the
+    server works without a root (the process's cwd) instead of failing every request, and says so."""
     folders = params.get("workspaceFolders")
     if isinstance(folders, list) and folders and isinstance(folders[0], dict):
-        return _uri_path(folders[0].get("uri"))
-    root_path = params.get("rootPath")
-    return _uri_path(params.get("rootUri")) or (root_path if isinstance(root_path, str) else None)
+        root = _uri_path(folders[0].get("uri"))
+    else:
+        root_path = params.get("rootPath")
+        root = _uri_path(params.get("rootUri")) or (root_path if isinstance(root_path, str) else None)
+    if root is not None and not usable_path(root):
+        log.warning("the workspace root %s is not a usable path; ignored", ascii(root))
+        return None
+    return root
 
 
 def declares_approvals(params: dict[str, Any]) -> bool:

@@ -20,6 +20,7 @@ from pi_lsp.agent.approvals import APPROVAL_MODES, DEFAULT_APPROVAL, stricter
 from pi_lsp.agent.queue import QUEUE_MODES
 from pi_lsp.agent.runner import RetrySettings
 from pi_lsp.agent_dir import SESSION_DIR_ENV, agent_dir, expand_home
+from pi_lsp.paths import usable_path
 from pi_lsp.session.paths import default_session_dir
 from pi_lsp.settings_file import global_settings_path, project_settings_path, read_settings_file
 
@@ -155,6 +156,9 @@ class Settings:
     @property
     def session_dir(self) -> str | None:
         value = self._get("sessionDir", str, None)
+        if value and not usable_path(value):
+            log.warning("setting sessionDir is not a usable path (NUL or lone surrogate); using the default")
+            return None
         return value or None
 
     @property

@@ -8,6 +8,7 @@ line is reported. Serialising matches ``JSON.stringify``: compact, UTF-8, integr
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -126,11 +127,21 @@ def dumps_compact(value: Any) -> bytes:
     try:
         return orjson.dumps(_js_number_form(value))
     except TypeError:
-        # Lone surrogates or integers beyond 64 bits: the standard library writes valid JSON
-        # for both (surrogates escaped), which any JSON reader, pi included, accepts. It starts
-        # from the value itself: orjson's fragments cannot be read back.
+        # Lone surrogates or integers beyond 64 bits: the standard library writes both. Its
+        # escapes of control characters are JSON.stringify's; lone surrogates, which it leaves
+        # raw, are escaped as JSON.stringify escapes them (``\ud800``), so the bytes are node's.
+        # It starts from the value itself: orjson's fragments cannot be read back.
         plain = _stdlib_numbers(value)
-        return json.dumps(plain, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
+        text = json.dumps(plain, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return _LONE_SURROGATE.sub(_escape_surrogate, text).encode("utf-8")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A Python string from JSON holds no surrogate pairs (a pair decodes to one character)."""
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def dumps_kept(value: Any) -> bytes:
