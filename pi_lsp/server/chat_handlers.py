@@ -7,6 +7,7 @@ from typing import Any
 from pi_lsp.server.context import Context, Handler
 from pi_lsp.server.params import Params
 from pi_lsp.service.errors import InvalidParams
+from pi_lsp.session.validate import image_problem
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -22,9 +23,9 @@ def _images(p: Params) -> list[dict[str, Any]]:
         field = f"images[{number}]"
         if not isinstance(image, dict):
             raise InvalidParams(f"{field} must be an object {{data, mimeType}}", {"field": field})
-        for key in ("data", "mimeType"):
-            if not isinstance(image.get(key), str) or not image[key]:
-                raise InvalidParams(f"{field}.{key} must be a non-empty string", {"field": f"{field}.{key}"})
+        if (problem := image_problem(image)) is not None:
+            key, what = problem
+            raise InvalidParams(f"{field}.{key} must be {what}", {"field": f"{field}.{key}"})
         images.append({"data": image["data"], "mimeType": image["mimeType"]})
     return images
 
