@@ -91,14 +91,14 @@ def read_lines(
 
 
 def _long_line(result: ReadResult, line: LongLine, number: int, path: Path) -> None:
-    """A line over MAX_LINE_BYTES: skipped, never read whole; a migration (which rewrites the
-    file with every line) refuses the file rather than drop it."""
+    """A line over MAX_LINE_BYTES: skipped, never read whole; a migration or a fork (which copy
+    every line) refuse the file rather than drop it."""
     if result.objects is not None:
         raise FileProblem(
             str(path),
             TOO_LARGE,
-            f"{path}: line {number} is longer than {MAX_LINE_BYTES:,} bytes; this old-format file "
-            "cannot be migrated without losing it, so it was left untouched",
+            f"{path}: line {number} is longer than {MAX_LINE_BYTES:,} bytes; it cannot be carried "
+            "into a migrated or forked copy without losing it, so the file was left untouched",
         )
     ending = "" if line.terminated else " and has no final newline"
     result.diagnostics.append(

@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 import pi_lsp.session.jsonl as jsonl
 from pi_lsp.fileerrors import FileProblem
 from pi_lsp.session import SessionManager
-from pi_lsp.session.errors import InvalidEntryError
+from pi_lsp.session.errors import InvalidEntryError, SessionFileConflictError
 from pi_lsp.session.jsonl import MAX_LINE_BYTES, LastLine, LineBlock, LongLine, read_line_blocks
 from pi_lsp.session.list_cache import SessionListCache
 from pi_lsp.session.listing import build_session_info, is_valid_session_file, list_sessions
 from pi_lsp.session.loader import read_lines
+from pi_lsp.session.parse import load_entries_from_file
 from tests.session.helpers import header, msg_entry
 
 MEMORY_BOUND = 64 * 1024 * 1024
@@ -229,3 +230,38 @@ def test_our_appends_refuse_a_line_the_reader_would_skip(
     assert file.read_bytes() == before and manager.entry_count == 2
     manager.append_message({"role": "user", "content": "x" * 3000, "timestamp": 4})  # under the limit
     assert [r.id for r in SessionManager.open(file).index.records] == [r.id for r in manager.index.records]
+
+
+def test_whole_file_readers_read_a_line_at_a_time(huge_line_file: Path, tmp_path: Path) -> None:
+    """pi's ``loadEntriesFromFile`` and ``forkFrom`` on the same file: the first skips the line, the
+    second (a copy of every line) refuses, leaving the source alone and making nothing."""
+    entries, peak = _peak(lambda: load_entries_from_file(huge_line_file))
+    assert [e.get("id") for e in entries] == ["sess-1", "e1", "e2"] and peak < MEMORY_BOUND  # type: ignore[attr-defined]
+    before = huge_line_file.stat()
+    forks = tmp_path / "forks"
+    with pytest.raises(FileProblem, match="forked copy"):
+        SessionManager.fork_from(huge_line_file, "/proj", forks)
+    assert huge_line_file.stat().st_mtime_ns == before.st_mtime_ns and not list(forks.glob("*"))
+
+
+def test_a_first_flush_onto_a_huge_file_someone_made_reads_only_its_start(tmp_path: Path) -> None:
+    """The first flush checks that the file is still blank: a gigabyte another program put there
+    is refused after reading its first chunk, not read whole."""
+    manager = SessionManager.create("/proj", tmp_path)
+    manager.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    path = Path(manager.session_file or "")
+    with open(path, "wb") as out:
+        out.truncate(MAX_LINE_BYTES + (1 << 20))
+    try:
+        assistant = {"role": "assistant", "content": [], "api": "a", "provider": "p", "model": "m",
+                     "usage": {}, "stopReason": "stop", "timestamp": 2}  # fmt: skip
+        _, peak = _peak(lambda: _flush_or_conflict(manager, assistant))
+        assert peak < MEMORY_BOUND
+        assert path.stat().st_size == MAX_LINE_BYTES + (1 << 20)  # not written to
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _flush_or_conflict(manager: SessionManager, message: dict[str, object]) -> None:
+    with pytest.raises(SessionFileConflictError):
+        manager.append_message(message)
