@@ -181,3 +181,28 @@ async def test_an_unusable_workspace_root_is_ignored(tmp_path: Path) -> None:
         {"initializationOptions": {"pi": {"sessionDir": "\ud800"}}},
     ]
     await asyncio.gather(*(_serve_with_unusable_root(tmp_path, params) for params in cases))
+
+
+async def test_notifications_naming_no_possible_file_are_ignored(tmp_path: Path) -> None:
+    """Editor notifications carry URIs too; one no file can have (NUL, lone surrogate) is ignored,
+    not an error logged for each (they used to fail inside the watcher and the documents)."""
+    log = tmp_path / "server.log"
+    client = await start_raw(tmp_path, "--log-file", str(log))
+    try:
+        for uri in ("file:///tmp/\ud800.md", "file:///tmp/%00x.md", "file:///tmp/\x00.md"):
+            document = {"uri": uri, "languageId": "markdown", "version": 1, "text": "x"}
+            client.notify("textDocument/didOpen", {"textDocument": document})
+            change = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": "y"}]}
+            client.notify("textDocument/didChange", change)
+            client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+            client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri, "type": 2}]})
+            added = {"added": [{"uri": uri, "name": "x"}], "removed": []}
+            client.notify("workspace/didChangeWorkspaceFolders", {"event": added})
+            hover = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
+            assert await client.request("textDocument/hover", hover) is None
+            client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        assert (await client.request("pi/listSessions", {}))["sessions"] == []
+    finally:
+        await client.close()
+    text = log.read_text()
+    assert "ERROR" not in text and "Traceback" not in text, text[-3000:]

@@ -242,6 +242,7 @@ def test_a_fresh_cache_starts_from_the_disk_copy(
     cache.close()
     assert (store_dir / cache_file(store_dir, str(folder)).name).is_file()
     assert store_dir.stat().st_mode & 0o777 == 0o700
+    assert cache_file(store_dir, str(folder)).stat().st_mode & 0o777 == 0o600  # it holds message text
     reads = _reads(monkeypatch)
     _same(_cache(store_dir), folder)
     assert reads == []
