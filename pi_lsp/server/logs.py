@@ -58,3 +58,6 @@ def configure_logging(level: str = "info", log_file: str | None = None) -> None:
     # lies in a watched folder: each line would cause the next (megabytes a second, idle). The
     # prompt watcher ignores the log file's events (pi_lsp.prompt.watch); this keeps the library quiet.
     logging.getLogger("watchdog").setLevel(max(numeric, logging.WARNING))
+    # websockets narrates every frame at DEBUG (the conversation again, after pygls) and logs a
+    # traceback for every malformed handshake it answers 4xx: its INFO lines say what happened.
+    logging.getLogger("websockets").setLevel(max(numeric, logging.INFO))
