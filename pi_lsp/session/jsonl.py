@@ -254,10 +254,12 @@ def read_line_blocks(
             pending, pending_size = [], 0
             if size > limit:
                 yield LongLine(offset, size, terminated)
-            elif terminated:
-                yield LineBlock(_read_at(handle, offset, size + 1), size + 1, offset)
             else:
-                yield LastLine(_read_at(handle, offset, size), offset)
+                line = _read_at(handle, offset, size + 1 if terminated else size)
+                if not terminated or len(line) != size + 1:  # the end, or cut short meanwhile
+                    yield LastLine(line, offset)
+                    return
+                yield LineBlock(line, size + 1, offset)
             if not terminated:
                 return
             offset = position = offset + size + 1
