@@ -41,10 +41,20 @@ def open_log_file(path: str) -> TextIO:
         raise
 
 
+class PrivateFileHandler(logging.FileHandler):
+    """A FileHandler (which the prompt watcher recognises, to ignore the log's own changes) whose
+    file is opened by :func:`open_log_file`."""
+
+    def _open(self) -> TextIO:  # type: ignore[override]
+        return open_log_file(self.baseFilename)
+
+
 def configure_logging(level: str = "info", log_file: str | None = None) -> None:
     """Send the log to ``log_file`` (see :func:`open_log_file`; raises its OSError) or stderr."""
     numeric = getattr(logging, level.upper(), logging.INFO)
-    handler = logging.StreamHandler(open_log_file(log_file) if log_file else sys.stderr)
+    handler: logging.Handler = (
+        PrivateFileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+    )
     handler.addFilter(RedactingFilter())
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
