@@ -260,8 +260,8 @@ def _ipv6_loopback() -> bool:
 @pytest.mark.parametrize("address", ["127.0.0.1:0", "[::1]:0"])
 async def test_websocket_refusals_are_4xx_without_a_traceback(tmp_path: Path, address: str) -> None:
     """Every refused handshake is answered 400 (malformed) or 403 (not allowed) and logged as one
-    line, also at ``--log-level debug``. A second ``Host`` header (the first this machine, the second a rebinding name) used to
-    raise inside the check: HTTP 500 and a traceback in the log."""
+    line, also at ``--log-level debug``. A second ``Host`` header (the first this machine, the
+    second a rebinding name) used to raise inside the check: HTTP 500 and a traceback in the log."""
     if address.startswith("[") and not _ipv6_loopback():
         pytest.skip("no IPv6 loopback here")
     log_file = tmp_path / "server.log"
