@@ -249,7 +249,11 @@ def _serve(args: argparse.Namespace) -> int:
     from pi_lsp.server import serve
     from pi_lsp.server.logs import configure_logging
 
-    configure_logging(args.log_level, args.log_file)
+    try:
+        configure_logging(args.log_level, args.log_file)
+    except OSError as error:
+        detail = f"{error.filename}: {error.strerror}" if error.filename else str(error)
+        raise CommandError(f"--log-file {detail}") from None
     if args.tcp is None and args.ws is None and sys.stdin.isatty():
         sys.stderr.write(STDIO_NOTICE)  # someone typed `pi-lsp`: say what it is doing, then serve
         sys.stderr.flush()

@@ -26,6 +26,18 @@ def uri_to_path(uri: str) -> str:
     return uri if path is None else path
 
 
+def usable_path(path: str) -> bool:
+    """Whether ``path`` can be handed to the OS at all: no NUL character and no lone UTF-16
+    surrogate (JSON lets a client send both; either makes every file call raise)."""
+    if "\x00" in path:
+        return False
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def path_to_uri(path: str) -> str:
     """A ``file://`` URI for an absolute path (ValueError for a relative one)."""
     return Path(path).as_uri()

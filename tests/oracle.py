@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
+
+from pi_lsp.session.jsonl import dumps_compact, loads_line
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DRIVER = REPO_ROOT / "tests" / "pi" / "driver.mjs"
@@ -90,12 +91,12 @@ class PiOracle:
         with self._lock:
             self._next_id += 1
             payload = {"id": self._next_id, "op": op, **args}
-            self._proc.stdin.write(orjson.dumps(payload) + b"\n")
+            self._proc.stdin.write(dumps_compact(payload) + b"\n")  # lone surrogates escaped
             self._proc.stdin.flush()
             line = self._proc.stdout.readline()
         if not line:
             raise RuntimeError(f"pi oracle exited while answering {op}")
-        response: dict[str, Any] = orjson.loads(line)
+        response: dict[str, Any] = loads_line(line)  # orjson's reader refuses lone surrogates
         return response
 
     def result(self, op: str, **args: Any) -> Any:

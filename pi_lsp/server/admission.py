@@ -131,18 +131,42 @@ def _host_name(value: str) -> str:
     return value
 
 
-def check_handshake(headers: Any, *, loopback: bool, allowed_origins: Collection[str]) -> str | None:
+@dataclass(frozen=True)
+class HandshakeRefusal:
+    """Why a WebSocket handshake is refused, and the HTTP status that says so."""
+
+    status: int  # 400: the request is malformed; 403: it comes from somewhere not allowed
+    reason: str
+
+
+def _values(headers: Any, name: str) -> list[str]:
+    """Every value of header ``name`` (``get`` of websockets' headers raises when there are two)."""
+    if hasattr(headers, "get_all"):
+        return list(headers.get_all(name))
+    value = headers.get(name)
+    return [] if value is None else [value]
+
+
+def check_handshake(
+    headers: Any, *, loopback: bool, allowed_origins: Collection[str]
+) -> HandshakeRefusal | None:
     """Why a WebSocket handshake is refused, or None when it may proceed.
 
-    ``headers`` is the request's header mapping (``get`` returns the first value or None);
-    ``loopback`` says the server listens on a loopback address only.
+    ``headers`` is the request's header mapping; ``loopback`` says the server listens on a
+    loopback address only. A missing or repeated ``Host`` is malformed HTTP/1.1 (400); a repeated
+    ``Host`` is also how a rebinding page could slip a foreign name past a check of the first.
     """
-    origins = headers.get_all("Origin") if hasattr(headers, "get_all") else [headers.get("Origin")]
-    origins = [origin for origin in origins if origin is not None]
+    origins = _values(headers, "Origin")
     if origins and (len(origins) > 1 or origins[0] not in allowed_origins):
-        return f"origin {origins[0]!r} is not allowed (start pi-lsp with --allow-origin to allow it)"
+        return HandshakeRefusal(
+            403, f"origin {origins[0]!r} is not allowed (start pi-lsp with --allow-origin to allow it)"
+        )
     if loopback:
-        host = headers.get("Host")
-        if host is None or _host_name(host) not in _LOOPBACK_NAMES:
-            return f"Host {host!r} is not this machine (only localhost, 127.0.0.1 or [::1])"
+        hosts = _values(headers, "Host")
+        if len(hosts) != 1:
+            return HandshakeRefusal(400, f"the request has {len(hosts)} Host headers; it needs exactly one")
+        if _host_name(hosts[0]) not in _LOOPBACK_NAMES:
+            return HandshakeRefusal(
+                403, f"Host {hosts[0]!r} is not this machine (only localhost, 127.0.0.1 or [::1])"
+            )
     return None

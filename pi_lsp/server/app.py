@@ -15,7 +15,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
 
 from pi_lsp import __version__
-from pi_lsp.paths import uri_to_path
+from pi_lsp.paths import uri_to_path, usable_path
 from pi_lsp.secrets import redact
 from pi_lsp.server import documents, prompt_features
 from pi_lsp.server.context import Context, Handler
@@ -28,6 +28,7 @@ from pi_lsp.service.notifications import handling
 from pi_lsp.service.registry import Client
 
 log = logging.getLogger(__name__)
+
 
 class PiLanguageServer(LanguageServer):
     """pygls' server with errors outside requests logged rather than shown as editor pop-ups."""
@@ -50,7 +51,9 @@ def _bind(ctx: Context, handler: Handler) -> Any:
 
 
 def _uri_path(uri: str | None) -> str | None:
-    return uri_to_path(uri) if uri else None
+    """The path of ``uri``; None without one, or when no file can have it (NUL, lone surrogate)."""
+    path = uri_to_path(uri) if uri else None
+    return path if path is not None and usable_path(path) else None
 
 
 def create_language_server(

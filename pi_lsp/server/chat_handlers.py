@@ -7,6 +7,7 @@ from typing import Any
 from pi_lsp.server.context import Context, Handler
 from pi_lsp.server.params import Params
 from pi_lsp.service.errors import InvalidParams
+from pi_lsp.session.validate import image_problem
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -22,15 +23,15 @@ def _images(p: Params) -> list[dict[str, Any]]:
         field = f"images[{number}]"
         if not isinstance(image, dict):
             raise InvalidParams(f"{field} must be an object {{data, mimeType}}", {"field": field})
-        for key in ("data", "mimeType"):
-            if not isinstance(image.get(key), str) or not image[key]:
-                raise InvalidParams(f"{field}.{key} must be a non-empty string", {"field": f"{field}.{key}"})
+        if (problem := image_problem(image)) is not None:
+            key, what = problem
+            raise InvalidParams(f"{field}.{key} must be {what}", {"field": f"{field}.{key}"})
         images.append({"data": image["data"], "mimeType": image["mimeType"]})
     return images
 
 
 async def prompt(ctx: Context, p: Params) -> Any:
-    text = p.string("text")
+    text = p.string("text", free_text=True)
     images = _images(p)
     behavior = p.data.get("streamingBehavior")
     if behavior is not None and behavior not in ("steer", "followUp"):
@@ -69,12 +70,14 @@ async def get_session_stats(ctx: Context, p: Params) -> Any:
 
 
 async def get_commands(ctx: Context, p: Params) -> Any:
-    cwd = ctx.service.prompt.request_cwd(ctx.client, p.session(), p.opt_string("cwd"))
+    cwd = ctx.service.prompt.request_cwd(ctx.client, p.session(), p.opt_path("cwd"))
     return await ctx.service.runs.get_commands(cwd)
 
 
 async def bash(ctx: Context, p: Params) -> Any:
     command = p.nonempty_string("command")
+    if "\x00" in command:  # no process can be given it
+        raise InvalidParams("command must not contain NUL characters", {"field": "command"})
     exclude = p.opt_bool("excludeFromContext", False)
     return await ctx.service.runs.bash(ctx.client, p.session(), command, exclude)
 

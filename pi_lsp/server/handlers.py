@@ -12,7 +12,7 @@ from typing import Any
 from pi_lsp.server.capabilities import IMPLEMENTED_METHODS, PROTOCOL_VERSION
 from pi_lsp.server.chat_handlers import CHAT_METHODS
 from pi_lsp.server.context import Context, Handler
-from pi_lsp.server.params import Params
+from pi_lsp.server.params import Params, check_file_name_part, check_no_lone_surrogate
 from pi_lsp.server.reserved import RESERVED_METHODS
 from pi_lsp.service import entries as ops
 from pi_lsp.service.errors import InvalidParams, NotAvailable
@@ -24,35 +24,35 @@ from pi_lsp.service.progress import Progress
 async def new_session(ctx: Context, p: Params) -> Any:
     return await ctx.service.sessions.new_session(
         ctx.client,
-        cwd=p.opt_string("cwd"),
-        session_dir=p.opt_string("sessionDir"),
-        parent_session=p.opt_string("parentSession"),
-        session_id=_opt_nonempty(p, "id"),
+        cwd=p.opt_path("cwd"),
+        session_dir=p.opt_path("sessionDir"),
+        parent_session=p.opt_path("parentSession"),
+        session_id=_new_session_id(p),
         persist=p.opt_bool("persist", True),
     )
 
 
 async def open_session(ctx: Context, p: Params) -> Any:
-    return await ctx.service.sessions.open_session(ctx.client, p.nonempty_string("path"))
+    return await ctx.service.sessions.open_session(ctx.client, p.path("path"))
 
 
 async def continue_recent(ctx: Context, p: Params) -> Any:
-    return await ctx.service.sessions.continue_recent(ctx.client, p.opt_string("cwd"))
+    return await ctx.service.sessions.continue_recent(ctx.client, p.opt_path("cwd"))
 
 
 async def list_sessions(ctx: Context, p: Params) -> Any:
     return await ctx.service.sessions.list_sessions(
         ctx.client,
-        cwd=p.opt_string("cwd"),
+        cwd=p.opt_path("cwd"),
         all_projects=p.opt_bool("all", False),
-        query=p.opt_string("query"),
+        query=p.opt_string("query", free_text=True),
         limit=p.opt_int("limit"),
     )
 
 
 async def fork_session(ctx: Context, p: Params) -> Any:
-    source = p.nonempty_string("sourcePath")
-    return await ctx.service.sessions.fork_session(ctx.client, source, p.opt_string("cwd"))
+    source = p.path("sourcePath")
+    return await ctx.service.sessions.fork_session(ctx.client, source, p.opt_path("cwd"))
 
 
 async def branch_to_new_session(ctx: Context, p: Params) -> Any:
@@ -112,9 +112,9 @@ async def set_leaf(ctx: Context, p: Params) -> Any:
 async def navigate(ctx: Context, p: Params) -> Any:
     target = p.string("targetId")
     summarize = p.opt_bool("summarize", False)
-    instructions = p.opt_string("customInstructions")
+    instructions = p.opt_string("customInstructions", free_text=True)
     replace = p.opt_bool("replaceInstructions", False)
-    label = p.opt_string("label")
+    label = p.opt_string("label", free_text=True)
 
     async def move() -> Any:
         if summarize:
@@ -139,7 +139,7 @@ async def _restoring(ctx: Context, p: Params, move: Callable[[], Awaitable[Any]]
 
 async def set_label(ctx: Context, p: Params) -> Any:
     target = p.string("targetId")
-    label = p.nullable_string("label")
+    label = p.nullable_string("label", free_text=True)
     return await ctx.service.host.call(
         ctx.client, p.session(), ops.set_label, target, label if isinstance(label, str) else None, writes=True
     )
@@ -147,7 +147,7 @@ async def set_label(ctx: Context, p: Params) -> Any:
 
 async def set_session_name(ctx: Context, p: Params) -> Any:
     return await ctx.service.host.call(
-        ctx.client, p.session(), ops.set_session_name, p.string("name"), writes=True
+        ctx.client, p.session(), ops.set_session_name, p.string("name", free_text=True), writes=True
     )
 
 
@@ -198,10 +198,12 @@ async def prepare_compaction(ctx: Context, p: Params) -> Any:
 
 
 async def compact(ctx: Context, p: Params) -> Any:
-    instructions = p.opt_string("customInstructions")
+    instructions = p.opt_string("customInstructions", free_text=True)
     token = p.data.get("workDoneToken")
     if token is not None and (not isinstance(token, str | int) or isinstance(token, bool)):
         raise InvalidParams("workDoneToken must be a string or an integer", {"field": "workDoneToken"})
+    if isinstance(token, str):
+        check_no_lone_surrogate("workDoneToken", token)
     progress = Progress(ctx.client, token)
     await ctx.service.build_off_loop("compaction")
     return await ctx.service.compaction.compact(ctx.client, p.session(), instructions, progress)
@@ -212,21 +214,19 @@ async def compact(ctx: Context, p: Params) -> Any:
 
 async def get_system_prompt(ctx: Context, p: Params) -> Any:
     prompt = ctx.service.prompt
-    cwd = prompt.request_cwd(ctx.client, p.session(), p.opt_string("cwd"))
+    cwd = prompt.request_cwd(ctx.client, p.session(), p.opt_path("cwd"))
     return await prompt.get_system_prompt(
         ctx.client,
         cwd,
         tools=p.opt_string_list("tools"),
-        custom_prompt=p.opt_string("customPrompt"),
-        append_prompt=p.opt_string("appendPrompt"),
+        custom_prompt=p.opt_string("customPrompt", free_text=True),
+        append_prompt=p.opt_string("appendPrompt", free_text=True),
     )
 
 
 async def list_skills(ctx: Context, p: Params) -> Any:
-    cwd = p.opt_string("cwd")  # default: the first workspace folder (not the active session's cwd)
-    from pi_lsp.service.prompt import resolve_cwd  # the prompt machinery loads on first use
-
-    where = resolve_cwd(cwd, ctx.client) if cwd is not None else ctx.client.default_cwd
+    cwd = p.opt_path("cwd")  # default: the first workspace folder (not the active session's cwd)
+    where = ctx.client.resolve_path(cwd) if cwd is not None else ctx.client.default_cwd
     return await ctx.service.prompt.list_skills(ctx.client, where)
 
 
@@ -237,10 +237,13 @@ async def get_server_status(ctx: Context, p: Params) -> Any:
     return await server_status(ctx.client.settings, watching, PROTOCOL_VERSION)
 
 
-def _opt_nonempty(p: Params, name: str) -> str | None:
-    value = p.opt_string(name)
+def _new_session_id(p: Params) -> str | None:
+    """``id`` of pi/newSession: it becomes part of the session's file name."""
+    value = p.opt_string("id")
     if value == "":
-        raise InvalidParams(f"{name} must be a non-empty string", {"field": name})
+        raise InvalidParams("id must be a non-empty string", {"field": "id"})
+    if value is not None:
+        check_file_name_part("id", value)
     return value
 
 

@@ -6,10 +6,13 @@ Both the start-up phase (before pygls is imported) and pygls' ``initialize`` han
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from pi_lsp.paths import uri_to_path
+from pi_lsp.paths import uri_to_path, usable_path
 from pi_lsp.service.registry import Client
+
+log = logging.getLogger(__name__)
 
 
 def _uri_path(uri: Any) -> str | None:
@@ -17,14 +20,22 @@ def _uri_path(uri: Any) -> str | None:
 
 
 def workspace_folders(params: dict[str, Any]) -> list[str]:
-    """Every workspace folder, else ``[rootUri]``, else ``[rootPath]``, else none."""
+    """Every workspace folder, else ``[rootUri]``, else ``[rootPath]``, else none; one that cannot be a
+    path (NUL, lone surrogate) is left out with a warning: ``initialize`` is answered before it is
+    read, so the server works without it instead of failing every request."""
     folders = params.get("workspaceFolders")
     if isinstance(folders, list) and folders:
         paths = [_uri_path(f.get("uri")) for f in folders if isinstance(f, dict)]
-        return [path for path in paths if path]
-    root_path = params.get("rootPath")
-    root = _uri_path(params.get("rootUri")) or (root_path if isinstance(root_path, str) else None)
-    return [root] if root else []
+    else:
+        root_path = params.get("rootPath")
+        paths = [_uri_path(params.get("rootUri")) or (root_path if isinstance(root_path, str) else None)]
+    usable = []
+    for path in paths:
+        if path and not usable_path(path):
+            log.warning("the workspace root %s is not a usable path; ignored", ascii(path))
+        elif path:
+            usable.append(path)
+    return usable
 
 
 def declares_approvals(params: dict[str, Any]) -> bool:

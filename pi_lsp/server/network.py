@@ -341,11 +341,11 @@ async def _ws_main(
 
     def screen(connection: Any, request: Any) -> Any:
         """Refuse a handshake from a web page not allowed, or through a foreign host name."""
-        reason = check_handshake(request.headers, loopback=loopback, allowed_origins=options.allowed_origins)
-        if reason is None:
+        refused = check_handshake(request.headers, loopback=loopback, allowed_origins=options.allowed_origins)
+        if refused is None:
             return None
-        log.warning("WebSocket handshake refused: %s", reason)
-        return connection.respond(http.HTTPStatus.FORBIDDEN, reason + "\n")
+        log.warning("WebSocket handshake refused: %s", refused.reason)
+        return connection.respond(http.HTTPStatus(refused.status), refused.reason + "\n")
 
     async def on_connect(socket: Any) -> None:
         with lifetime.connection():

@@ -19,18 +19,23 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from pi_lsp.paths import uri_to_path
+from pi_lsp.paths import uri_to_path, usable_path
 from pi_lsp.server.context import Context
+
+
+def _paths(uris: Sequence[str]) -> list[str]:
+    """The paths of ``uris``, without those no file can have (NUL, lone surrogate)."""
+    return [path for path in map(uri_to_path, uris) if usable_path(path)]
 
 
 def watched_files(ctx: Context, uris: Sequence[str]) -> None:
     """``workspace/didChangeWatchedFiles`` paths, fed to the prompt watcher's debouncer."""
-    ctx.service.prompt.notify_paths([uri_to_path(uri) for uri in uris])
+    ctx.service.prompt.notify_paths(_paths(uris))
 
 
 def _folders(server: LanguageServer, ctx: Context) -> list[str]:
     try:
-        folders = [uri_to_path(folder.uri) for folder in server.workspace.folders.values()]
+        folders = _paths([folder.uri for folder in server.workspace.folders.values()])
     except RuntimeError:  # no workspace: initialize never ran
         folders = []
     if not folders and ctx.client.workspace_root:
@@ -48,8 +53,8 @@ def install(server: LanguageServer, ctx: Context) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def on_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
-        added = [uri_to_path(folder.uri) for folder in params.event.added or []]
-        removed = [uri_to_path(folder.uri) for folder in params.event.removed or []]
+        added = _paths([folder.uri for folder in params.event.added or []])
+        removed = _paths([folder.uri for folder in params.event.removed or []])
         ctx.client.change_folders(added, removed)  # the approval policy's boundary
         prompt.folders_changed(ctx.client, added, removed)
 
@@ -61,9 +66,10 @@ def install(server: LanguageServer, ctx: Context) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def on_hover(params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
-        if not uri.startswith("file:"):
+        paths = _paths([uri]) if uri.startswith("file:") else []
+        if not paths:
             return None
-        text = await prompt.hover(ctx.client, uri_to_path(uri))
+        text = await prompt.hover(ctx.client, paths[0])
         if text is None:
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))

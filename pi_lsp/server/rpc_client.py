@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from pi_lsp.server.framing import FrameError, read_frame_async
+from pi_lsp.session.jsonl import loads_line
 
 
 class RpcError(Exception):
@@ -213,8 +214,8 @@ class RpcClient:
                 if not future.done():
                     future.set_result(body)
                 continue
-            with contextlib.suppress(orjson.JSONDecodeError):
-                message = orjson.loads(body)
+            with contextlib.suppress(ValueError, RecursionError):
+                message = loads_line(body)  # a lone surrogate in a text is valid JSON
                 if isinstance(message, dict) and "method" in message:
                     self.notifications.put_nowait(message)
                 elif isinstance(message, dict) and message.get("id") is None and None in self._pending:
@@ -232,15 +233,15 @@ def _peek_id(body: bytes) -> Any:
         if end > 0:
             with contextlib.suppress(orjson.JSONDecodeError):
                 return orjson.loads(body[len(_ID_PREFIX) : end])
-    with contextlib.suppress(orjson.JSONDecodeError, RecursionError):
-        message = orjson.loads(body)
+    with contextlib.suppress(ValueError, RecursionError):
+        message = loads_line(body)
         if isinstance(message, dict) and "method" not in message and "id" in message:
             return message["id"]
     return _NO_ID
 
 
 def decode_response(body: bytes) -> Any:
-    message = orjson.loads(body)
+    message = loads_line(body)  # orjson's reader refuses the lone surrogates JSON allows
     if "error" in message:
         error = message["error"]
         raise RpcError(error.get("code"), error.get("message"), error.get("data"))

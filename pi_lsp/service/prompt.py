@@ -62,13 +62,6 @@ PUBLISH = "textDocument/publishDiagnostics"
 SETTINGS_FILE = "settings.json"
 
 
-def resolve_cwd(value: str, client: Client, field_name: str = "cwd") -> str:
-    """A request's path param: ``file://`` URIs, ``~`` and paths relative to the workspace."""
-    if "\x00" in value:
-        raise InvalidParams(f"{field_name} must not contain NUL characters", {"field": field_name})
-    return client.resolve_path(value)
-
-
 def _find(items: Sequence[Any], path: str, attribute: str) -> Any:
     """The item whose ``attribute`` names ``path``: same normalised path, else same real path."""
     key = os.path.normpath(path)
@@ -259,7 +252,7 @@ class PromptService:
         if session_id is not None and cwd is not None:
             raise InvalidParams("give either session or cwd, not both", {"field": "cwd"})
         if cwd is not None:
-            return resolve_cwd(cwd, client)
+            return client.resolve_path(cwd)  # checked at the edge (server/params.py)
         if session_id is not None:
             return self.host.registry.resolve(client, session_id).manager.cwd
         active = self.host.registry.get(client.active) if client.active is not None else None

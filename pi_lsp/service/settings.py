@@ -23,6 +23,7 @@ from pi_lsp.agent.queue import QUEUE_MODES
 from pi_lsp.agent.runner import RetrySettings
 from pi_lsp.agent_dir import SESSION_DIR_ENV, agent_dir, expand_home
 from pi_lsp.checkpoints.snapshot import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, Limits
+from pi_lsp.paths import usable_path
 from pi_lsp.service.settings_trust import (
     IgnoredSetting,
     ignored_workspace_settings,
@@ -176,6 +177,9 @@ class Settings:
     @property
     def session_dir(self) -> str | None:
         value = self._get("sessionDir", str, None)
+        if value and not usable_path(value):
+            log.warning("setting sessionDir is not a usable path (NUL or lone surrogate); using the default")
+            return None
         return value or None
 
     @property

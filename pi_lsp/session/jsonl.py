@@ -8,16 +8,32 @@ line is reported. Serialising matches ``JSON.stringify``: compact, UTF-8, integr
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
 from pi_lsp.jscompat import js_finite_float
 from pi_lsp.session.deep_json import loads_deep
+from pi_lsp.session.errors import InvalidEntryError
 
 JsonObject = dict[str, Any]
+
+MAX_LINE_BYTES = 320 * 1024 * 1024
+"""The longest session line read or written (without its LF). Above every line we write: a prompt
+or an appended entry arrives in one protocol message of at most 256 MiB and is written in no more
+bytes than its JSON took (JSON.stringify escapes only what JSON requires escaped), plus a head of
+a few hundred bytes; pi's images travel as base64 inside such lines. Longer lines (a corrupted or
+hostile file: one gigabyte without a newline) are skipped with a diagnostic without being held in
+memory, and never rewritten; our own appends refuse to write one (``check_line_size``)."""
+
+READ_CHUNK_BYTES = 1 * 1024 * 1024
+
+HOLD_BYTES = 16 * 1024 * 1024
+"""A line still unfinished after this many bytes is measured before it is read whole (see
+``read_line_blocks``): what the reader holds of a line too long to read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,11 +142,21 @@ def dumps_compact(value: Any) -> bytes:
     try:
         return orjson.dumps(_js_number_form(value))
     except TypeError:
-        # Lone surrogates or integers beyond 64 bits: the standard library writes valid JSON
-        # for both (surrogates escaped), which any JSON reader, pi included, accepts. It starts
-        # from the value itself: orjson's fragments cannot be read back.
+        # Lone surrogates or integers beyond 64 bits: the standard library writes both. Its
+        # escapes of control characters are JSON.stringify's; lone surrogates, which it leaves
+        # raw, are escaped as JSON.stringify escapes them (``\ud800``), so the bytes are node's.
+        # It starts from the value itself: orjson's fragments cannot be read back.
         plain = _stdlib_numbers(value)
-        return json.dumps(plain, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
+        text = json.dumps(plain, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return _LONE_SURROGATE.sub(_escape_surrogate, text).encode("utf-8")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A Python string from JSON holds no surrogate pairs (a pair decodes to one character)."""
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def dumps_kept(value: Any) -> bytes:
@@ -152,6 +178,147 @@ def _stdlib_numbers(value: Any) -> Any:
     if isinstance(value, list):
         return [_stdlib_numbers(item) for item in value]
     return value
+
+
+def check_line_size(size: int) -> None:
+    """InvalidEntryError when a line of ``size`` bytes is too long to be read back."""
+    if size > MAX_LINE_BYTES:
+        raise InvalidEntryError(
+            f"the entry would be a line of {size:,} bytes; session lines are limited to "
+            f"{MAX_LINE_BYTES:,} bytes (MAX_LINE_BYTES), so it was not written"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LineBlock:
+    """Complete LF-terminated lines: ``data[:end]``, which starts at file offset ``offset``."""
+
+    data: bytes
+    end: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class LongLine:
+    """A line longer than the limit, passed over unread: where it starts, its length without the
+    LF (so far, when ``terminated`` is False: it runs to the end of the file)."""
+
+    offset: int
+    size: int
+    terminated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LastLine:
+    """The bytes after the last LF (a line not ended yet, or a torn one), at ``offset``."""
+
+    data: bytes
+    offset: int
+
+
+def read_line_blocks(
+    handle: BinaryIO,
+    start: int = 0,
+    *,
+    stop: int | None = None,
+    limit: int | None = None,
+    chunk_bytes: int | None = None,
+    hold_bytes: int | None = None,
+) -> Iterator[LineBlock | LongLine | LastLine]:
+    """The lines of the seekable ``handle`` from offset ``start`` (its position) to ``stop`` (else
+    the end), in file order, as blocks of whole lines.
+
+    A line still unfinished after ``hold_bytes`` (HOLD_BYTES) is measured by reading on without
+    keeping what is read: one of at most ``limit`` (MAX_LINE_BYTES) bytes is then read again whole,
+    a longer one is reported as a :class:`LongLine` and never held (memory stays near
+    ``hold_bytes`` however long the line)."""
+    limit = MAX_LINE_BYTES if limit is None else limit
+    chunk_bytes = min(chunk_bytes or READ_CHUNK_BYTES, limit)  # a line within one chunk is within the limit
+    hold = min(limit, HOLD_BYTES if hold_bytes is None else hold_bytes)
+    offset = start  # the file offset of the line being read (of pending[0])
+    pending: list[bytes] = []  # the pieces of that line, when it did not end in its first chunk
+    pending_size = 0
+    position = start
+    while stop is None or position < stop:
+        chunk = handle.read(chunk_bytes if stop is None else min(chunk_bytes, stop - position))
+        if not chunk:
+            break
+        position += len(chunk)
+        cut = chunk.rfind(b"\n") + 1
+        if pending and cut == 0:
+            pending.append(chunk)
+            pending_size += len(chunk)
+            if pending_size <= hold:
+                continue
+            size, terminated = _measure_line(handle, pending_size, position, stop, chunk_bytes)
+            pending, pending_size = [], 0
+            if size > limit:
+                yield LongLine(offset, size, terminated)
+            else:
+                line = _read_at(handle, offset, size + 1 if terminated else size)
+                if not terminated or len(line) != size + 1:  # the end, or cut short meanwhile
+                    yield LastLine(line, offset)
+                    return
+                yield LineBlock(line, size + 1, offset)
+            if not terminated:
+                return
+            offset = position = offset + size + 1
+            handle.seek(position)
+            continue
+        if pending:
+            first = chunk.find(b"\n")
+            if pending_size + first > limit:
+                yield LongLine(offset, pending_size + first, True)
+                offset += pending_size + first + 1
+                chunk, cut = chunk[first + 1 :], cut - first - 1
+            else:
+                pending.append(chunk)
+                chunk = b"".join(pending)
+                cut += pending_size
+            pending, pending_size = [], 0
+        if cut:
+            yield LineBlock(chunk, cut, offset)
+            offset += cut
+        if cut < len(chunk):
+            pending, pending_size = [chunk[cut:]], len(chunk) - cut
+    if pending:
+        yield LastLine(b"".join(pending), offset)
+
+
+def _measure_line(
+    handle: BinaryIO, so_far: int, position: int, stop: int | None, chunk_bytes: int
+) -> tuple[int, bool]:
+    """(length, ended by a LF) of a line ``so_far`` bytes long at ``position``, read on to its end
+    without keeping it."""
+    while stop is None or position < stop:
+        chunk = handle.read(chunk_bytes if stop is None else min(chunk_bytes, stop - position))
+        if not chunk:
+            break
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            return so_far + newline, True
+        so_far += len(chunk)
+        position += len(chunk)
+    return so_far, False
+
+
+def _read_at(handle: BinaryIO, offset: int, size: int) -> bytes:
+    handle.seek(offset)
+    return handle.read(size)
+
+
+def iter_lines(handle: BinaryIO) -> Iterator[bytes | None]:
+    """The non-blank lines of ``handle`` from its position (the last one even without a LF), one
+    at a time; None stands for a line over MAX_LINE_BYTES, which is not read. For readers that
+    stop early (a header check), where a whole-file read would be wasted."""
+    for item in read_line_blocks(handle, handle.tell()):
+        if isinstance(item, LineBlock):
+            for line in split_lines(item.data[: item.end]):
+                yield line.data
+        elif isinstance(item, LongLine):
+            yield None
+        elif item.data.strip():
+            yield item.data
 
 
 def split_lines(data: bytes, base_offset: int = 0, first_number: int = 1) -> Iterator[RawLine]:

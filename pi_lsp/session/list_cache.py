@@ -44,7 +44,7 @@ class CachedFile:
     ctime_ns: int
     mtime: float  # st_mtime, for a session without any timestamp
     offset: int  # the scan covers data[:offset], complete lines only
-    fingerprint: bytes  # of data[:offset] (see fingerprint())
+    fingerprint: bytes  # of the file before offset (see _file_fingerprint())
     scan: InfoScan
     info: SessionInfo | None  # of the whole data[:size]; None: not a session
 
@@ -74,15 +74,8 @@ def _fingerprint_ranges(offset: int) -> tuple[tuple[int, int], tuple[int, int]]:
     return (0, head), (max(0, offset - FINGERPRINT_BYTES), offset)
 
 
-def fingerprint(data: bytes, offset: int) -> bytes:
-    """A digest of the first and the last few KB of ``data[:offset]`` (and of ``offset``)."""
-    digest = hashlib.blake2b(offset.to_bytes(8, "little"), digest_size=16)
-    for start, end in _fingerprint_ranges(offset):
-        digest.update(data[start:end])
-    return digest.digest()
-
-
 def _file_fingerprint(fd: int, offset: int) -> bytes:
+    """A digest of the first and the last few KB before ``offset`` in the file (and of ``offset``)."""
     digest = hashlib.blake2b(offset.to_bytes(8, "little"), digest_size=16)
     for start, end in _fingerprint_ranges(offset):
         digest.update(_read_range(fd, start, end))
@@ -116,28 +109,20 @@ def read_file(path: str, previous: CachedFile | None) -> CachedFile | None:
                 and _file_fingerprint(fd, previous.offset) == previous.fingerprint
             ):
                 start, scan = previous.offset, previous.scan.copy()
-                appended = _read_range(fd, start, st.st_size)
-                cut = appended.rfind(b"\n") + 1
-                scan.feed(appended, 0, cut)
-                offset = start + cut
-                digest = _file_fingerprint(fd, offset) if cut else previous.fingerprint
             else:
-                appended = _read_range(fd, 0, st.st_size)
                 start, scan = 0, InfoScan()
-                cut = appended.rfind(b"\n") + 1
-                scan.feed(appended, 0, cut)
-                offset = cut
-                digest = fingerprint(appended, offset)
+            offset, last = scan.feed_file(handle, start, st.st_size)
+            digest = _file_fingerprint(fd, offset)
     except OSError:
         return None
     whole = scan
-    if cut < len(appended):  # a last line without its line feed yet
+    if last is not None:  # a last line without its line feed yet
         whole = scan.copy()
-        whole.feed(appended, cut)
+        whole.feed(last)
     return CachedFile(
         dev=st.st_dev,
         ino=st.st_ino,
-        size=start + len(appended),
+        size=st.st_size,
         mtime_ns=st.st_mtime_ns,
         ctime_ns=st.st_ctime_ns,
         mtime=st.st_mtime,
@@ -239,7 +224,6 @@ class SessionListCache:
         """Let pending saves finish (up to ``timeout`` seconds); the cache stays usable."""
         if self.store is not None:
             self.store.flush(timeout)
-
 
 
 class FolderStore(Protocol):

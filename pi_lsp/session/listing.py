@@ -11,13 +11,13 @@ import os
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pi_lsp.agent_dir import sessions_root
 from pi_lsp.jscompat import iso_to_ms
 from pi_lsp.regular_files import open_regular
 from pi_lsp.session.ids import format_iso
-from pi_lsp.session.jsonl import loads_line
+from pi_lsp.session.jsonl import LineBlock, LongLine, iter_lines, loads_line, read_line_blocks
 from pi_lsp.session.paths import default_session_dir
 from pi_lsp.session.records import text_of_content
 
@@ -155,6 +155,25 @@ class InfoScan:
             joined = utf8(" ".join(texts))
             self.text = self.text + b" " + joined if self.text else joined
 
+    def feed_file(
+        self, handle: BinaryIO, start: int = 0, stop: int | None = None
+    ) -> tuple[int, bytes | None]:
+        """:meth:`feed` the whole lines of a file from ``start`` to ``stop``, a chunk at a time (a
+        line over MAX_LINE_BYTES is passed over unread, as an unparseable one is). Returns where
+        the whole lines end and the bytes after them (None when there are none): not fed."""
+        handle.seek(start)
+        offset, last = start, None
+        for item in read_line_blocks(handle, start, stop=stop):
+            if isinstance(item, LineBlock):
+                self.feed(item.data, 0, item.end)
+                offset = item.offset + item.end
+            elif isinstance(item, LongLine):
+                if item.terminated:
+                    offset = item.offset + item.size + 1
+            else:
+                last = item.data
+        return offset, last
+
     def _read(self, obj: dict[str, Any], texts: list[str]) -> None:
         if self.state == PENDING:
             if obj.get("type") != "session":
@@ -180,8 +199,10 @@ class InfoScan:
             if "content" not in message:
                 return
             stamp = message.get("timestamp")
-            value_ms = stamp if isinstance(stamp, int | float) and not isinstance(stamp, bool) else iso_to_ms(
-                obj.get("timestamp")
+            value_ms = (
+                stamp
+                if isinstance(stamp, int | float) and not isinstance(stamp, bool)
+                else iso_to_ms(obj.get("timestamp"))
             )
             if value_ms is not None:
                 self.modified = max(self.modified, float(value_ms))
@@ -216,14 +237,15 @@ class InfoScan:
 
 def build_session_info(path: Path) -> SessionInfo | None:
     """SessionInfo for one file, or None when it is not a session (never migrates or writes)."""
+    scan = InfoScan()
     try:
         with open_regular(path) as handle:
-            data = handle.read()
+            _, last = scan.feed_file(handle)
             mtime_ms = os.fstat(handle.fileno()).st_mtime * 1000
     except OSError:
         return None
-    scan = InfoScan()
-    scan.feed(data)
+    if last is not None:
+        scan.feed(last)
     return scan.info(str(path), mtime_ms)
 
 
@@ -276,17 +298,14 @@ def is_valid_session_file(path: Path) -> bool:
     """The first non-blank line is a header with a string id (no 512-byte limit, unlike pi)."""
     try:
         with open_regular(path) as handle:
-            for line in handle:
-                if line.strip():
-                    obj = loads_line(line)
-                    return (
-                        isinstance(obj, dict)
-                        and obj.get("type") == "session"
-                        and isinstance(obj.get("id"), str)
-                    )
-    except (OSError, ValueError):
+            line = next(iter_lines(handle), None)
+    except OSError:
         return False
-    return False
+    try:
+        obj = loads_line(line) if line is not None else None
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str)
 
 
 def find_most_recent_session(directory: Path) -> Path | None:
@@ -302,5 +321,3 @@ def find_most_recent_session(directory: Path) -> Path | None:
         if best is None or mtime > best[0]:
             best = (mtime, file)
     return best[1] if best is not None else None
-
-

@@ -12,12 +12,12 @@ from typing import Any, Literal
 
 import orjson
 
+from pi_lsp.fileerrors import TOO_LARGE, FileProblem
 from pi_lsp.regular_files import open_regular
 from pi_lsp.session.gcpause import gc_paused
-from pi_lsp.session.jsonl import RawLine, loads_line
+from pi_lsp.session.jsonl import MAX_LINE_BYTES, LineBlock, LongLine, RawLine, loads_line, read_line_blocks
 from pi_lsp.session.records import EntryRecord
 
-CHUNK_BYTES = 1 * 1024 * 1024
 Severity = Literal["error", "warning", "info"]
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -68,28 +68,47 @@ def read_lines(
     need_header = expect_header
     number = first_line
     offset = start
-    pending: list[bytes] = []  # the pieces of a line not ended yet, joined once (linear in its length)
     with open_regular(path) as handle:
         handle.seek(start)
-        while chunk := handle.read(CHUNK_BYTES):
-            cut = chunk.rfind(b"\n") + 1
-            if cut == 0:
-                pending.append(chunk)
-                continue
-            buffer = chunk
-            if pending:
-                pending.append(chunk)
-                buffer = b"".join(pending)
-                cut += len(buffer) - len(chunk)
-            pending = [buffer[cut:]] if cut < len(buffer) else []
-            number, need_header = _take_lines(result, buffer, cut, offset, number, need_header)
-            offset += cut
-    carry = b"".join(pending)
+        for item in read_line_blocks(handle, start):
+            if isinstance(item, LineBlock):
+                number, need_header = _take_lines(
+                    result, item.data, item.end, item.offset, number, need_header
+                )
+                offset = item.offset + item.end
+            elif isinstance(item, LongLine):
+                _long_line(result, item, number, path)
+                if item.terminated:
+                    number += 1
+                    offset = item.offset + item.size + 1
+            elif item.data.strip():
+                result.end_offset, result.next_line = offset, number
+                _read_tail(result, item.data, item.offset, number, need_header)
+                return result
     result.end_offset = offset
     result.next_line = number
-    if carry.strip():
-        _read_tail(result, carry, offset, number, need_header)
     return result
+
+
+def _long_line(result: ReadResult, line: LongLine, number: int, path: Path) -> None:
+    """A line over MAX_LINE_BYTES: skipped, never read whole; a migration or a fork (which copy
+    every line) refuse the file rather than drop it."""
+    if result.objects is not None:
+        raise FileProblem(
+            str(path),
+            TOO_LARGE,
+            f"{path}: line {number} is longer than {MAX_LINE_BYTES:,} bytes; it cannot be carried "
+            "into a migrated or forked copy without losing it, so the file was left untouched",
+        )
+    ending = "" if line.terminated else " and has no final newline"
+    result.diagnostics.append(
+        diagnostic(
+            "warning",
+            f"skipped line {number}: it is longer than {MAX_LINE_BYTES:,} bytes "
+            f"({line.size:,}{ending}); it was not read, and the file is left as it is",
+            number,
+        )
+    )
 
 
 def _take_lines(

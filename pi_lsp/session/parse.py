@@ -6,14 +6,15 @@ from pathlib import Path
 from typing import Any
 
 from pi_lsp.regular_files import open_regular
-from pi_lsp.session.jsonl import loads_line, split_lines
+from pi_lsp.session.jsonl import iter_lines, loads_line, split_lines
+from pi_lsp.session.loader import UTF8_BOM as _BOM
 
 
 def parse_session_entries(content: str | bytes) -> list[dict[str, Any]]:
     """Every parseable JSON object line, in order; blank and malformed lines skipped."""
     data = content.encode() if isinstance(content, str) else content
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]  # JS's trim() removes a leading U+FEFF
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]  # JS's trim() removes a leading U+FEFF
     out: list[dict[str, Any]] = []
     for raw in split_lines(data.strip()):
         try:
@@ -26,16 +27,28 @@ def parse_session_entries(content: str | bytes) -> list[dict[str, Any]]:
 
 
 def load_entries_from_file(path: Path | str) -> list[dict[str, Any]]:
-    """Parsed objects (header included) when the first one is a valid header, else ``[]``."""
+    """Parsed objects (header included) when the first one is a valid header, else ``[]``. The
+    file is read a line at a time: a line over MAX_LINE_BYTES is skipped unread, as a malformed
+    one is."""
+    out: list[dict[str, Any]] = []
     try:
         with open_regular(path) as handle:
-            data = handle.read()
+            for number, line in enumerate(iter_lines(handle)):
+                if line is None:
+                    continue
+                if number == 0 and line.startswith(_BOM):
+                    line = line[len(_BOM) :]  # JS's trim() removes a leading U+FEFF
+                try:
+                    value = loads_line(line)
+                except ValueError:
+                    continue
+                if isinstance(value, dict):
+                    out.append(value)
     except OSError:
         return []
-    entries = parse_session_entries(data)
-    if not entries:
+    if not out:
         return []
-    header = entries[0]
+    header = out[0]
     if header.get("type") != "session" or not isinstance(header.get("id"), str):
         return []
-    return entries
+    return out

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pi_lsp.fileerrors import FileProblem
 from pi_lsp.regular_files import open_regular
-from pi_lsp.session.jsonl import loads_line
+from pi_lsp.session.jsonl import iter_lines, loads_line
 from pi_lsp.session.loader import ReadResult, read_lines
 from pi_lsp.session.writer import (
     FileChangedError,
@@ -181,9 +181,9 @@ class SessionFile:
             if not head.strip() and len(head) < _BLANK_CHECK_BYTES:
                 return OnDisk.BLANK, inode
             handle.seek(0)
-            for line in handle:
-                if not line.strip():
-                    continue
+            for line in iter_lines(handle):
+                if line is None:
+                    continue  # longer than any line a session may hold: skipped like garbage
                 try:
                     value = loads_line(line)
                 except ValueError:

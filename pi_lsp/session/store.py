@@ -24,7 +24,7 @@ from pi_lsp.session.errors import (
 )
 from pi_lsp.session.ids import iso_now, new_entry_id, new_session_id
 from pi_lsp.session.index import SessionIndex, TreeNode
-from pi_lsp.session.jsonl import dumps_compact, dumps_kept
+from pi_lsp.session.jsonl import check_line_size, dumps_compact, dumps_kept
 from pi_lsp.session.leaf_state import LeafStore
 from pi_lsp.session.loader import ReadResult, diagnostic, read_lines
 from pi_lsp.session.migrations import CURRENT_SESSION_VERSION, header_version, migrate_entries
@@ -385,6 +385,7 @@ class SessionManager(AppendMethods):
         """Write a record of ours (a new child of the leaf) and make it the leaf."""
         entry_id = record.id
         assert entry_id is not None
+        check_line_size(len(record.raw))  # a line the reader would skip is not written
         self._persist(record)  # may reload a file another program rewrote: the view is read after
         view_leaf = self._view_appends[-1].id if self._view_appends else self._view.leaf_id
         extends_view = view_leaf == record.parent_id and record.parent_id is not None

@@ -5,6 +5,8 @@ Only what pi's readers rely on is required; unknown extra fields are kept (lossl
 
 from __future__ import annotations
 
+import binascii
+from collections.abc import Mapping
 from typing import Any
 
 from pi_lsp.session.errors import InvalidEntryError
@@ -24,6 +26,38 @@ ENTRY_TYPES = (
 MESSAGE_ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 STOP_REASONS = ("stop", "length", "toolUse", "error", "aborted")
 SERVER_FIELDS = ("id", "parentId", "timestamp")
+IMAGE_MIME_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+"""The image types the model (Anthropic's API) accepts: any other is refused by the API, after the
+message is already in the session."""
+
+
+def is_base64(text: str) -> bool:
+    """Whether ``text`` is standard, padded base64 without whitespace (what the API decodes)."""
+    if not text.isascii():
+        return False
+    try:
+        binascii.a2b_base64(text, strict_mode=True)
+    except binascii.Error:
+        return False
+    return True
+
+
+def image_problem(block: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, what it must be) for the first bad field of an image ``{data, mimeType}``, else None.
+
+    Checked where a client hands in an image (``pi/prompt`` ``images``, ``pi/appendEntry``), so a
+    bad one is refused before it is stored or sent to the model."""
+    data = block.get("data")
+    if not isinstance(data, str) or not data:
+        return "data", "a non-empty base64 string"
+    if not is_base64(data):
+        return "data", "base64 (the image's bytes, padded, no data: URL prefix, no line breaks)"
+    mime_type = block.get("mimeType")
+    if not isinstance(mime_type, str) or not mime_type:
+        return "mimeType", "a non-empty string"
+    if mime_type not in IMAGE_MIME_TYPES:
+        return "mimeType", "one of " + ", ".join(IMAGE_MIME_TYPES)
+    return None
 
 
 def require_object(value: Any, name: str) -> dict[str, Any]:
@@ -64,8 +98,8 @@ def _content(obj: dict[str, Any], where: str, allowed: tuple[str, ...], allow_st
         if kind == "text":
             _require(block, "text", str, label, "a string")
         elif kind == "image":
-            _require(block, "data", str, label, "a base64 string")
-            _require(block, "mimeType", str, label, "a string")
+            if (problem := image_problem(block)) is not None:
+                raise InvalidEntryError(f"{label}.{problem[0]} must be {problem[1]}")
         elif kind == "thinking":
             _require(block, "thinking", str, label, "a string")
         elif kind == "toolCall":

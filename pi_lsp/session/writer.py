@@ -143,9 +143,15 @@ def append_lines(
     assert data.endswith(b"\n")
     with naming(path), _locked_append_fd(path) as fd:
         size = os.fstat(fd).st_size
-        if require_empty and size > 0 and os.pread(fd, size, 0).strip():
+        if require_empty and not _blank(fd, size):
             raise SessionFileConflictError(f"{path} was created by someone else before our first write")
         return _write_at_end(fd, size, data, fsync)
+
+
+def _blank(fd: int, size: int, chunk: int = 1 << 20) -> bool:
+    """Whether the first ``size`` bytes are whitespace only, read a chunk at a time (a gigabyte
+    another program wrote there is not read whole to find its first character)."""
+    return all(not os.pread(fd, min(chunk, size - start), start).strip() for start in range(0, size, chunk))
 
 
 _NOATIME = getattr(os, "O_NOATIME", 0)

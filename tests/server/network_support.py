@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.server.conftest import SERVER, server_env
 
-ANNOUNCE = re.compile(rb"pi-lsp listening on (\w+)://([\d.]+):(\d+) token=(\S+)")
+ANNOUNCE = re.compile(rb"pi-lsp listening on (\w+)://\[?([\d.:a-f]+?)\]?:(\d+) token=(\S+)")
 
 
 @dataclass
@@ -32,13 +32,19 @@ class NetworkServer:
 
 
 async def start_network_server(
-    tmp_path: Path, flag: str, *args: str, log_level: str = "warning", **env: str
+    tmp_path: Path,
+    flag: str,
+    *args: str,
+    log_level: str = "warning",
+    address: str = "127.0.0.1:0",
+    **env: str,
 ) -> NetworkServer:
-    """A server on 127.0.0.1 with a free port; ``env`` adds variables (HOME, PI_LSP_TOKEN…)."""
+    """A server on ``address`` (127.0.0.1 with a free port); ``env`` adds variables (HOME,
+    PI_LSP_TOKEN…)."""
     process = await asyncio.create_subprocess_exec(
         *SERVER,
         flag,
-        "127.0.0.1:0",
+        address,
         "--log-level",
         log_level,
         *args,

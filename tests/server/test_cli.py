@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -89,3 +91,30 @@ def test_errors_go_to_stderr_with_a_non_zero_exit(tmp_path: Path) -> None:
     assert bad.read_text() == "garbage\n"
     usage = run(tmp_path, "tree")
     assert usage.returncode == 2 and "usage" in usage.stderr
+
+
+def test_log_file_is_private(tmp_path: Path) -> None:
+    """At debug level the log holds conversation text: a new log file is made 0600 whatever the
+    umask, an existing one of ours is tightened to 0600 and keeps its content, one that belongs to
+    another user is refused before anything is written to it."""
+    fresh = tmp_path / "fresh.log"
+    served = run(tmp_path, "--log-file", str(fresh), "--log-level", "debug")  # stdin at its end: exits
+    assert "Traceback" not in served.stderr and fresh.read_text()  # the server did log
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o600
+    old = tmp_path / "old.log"
+    old.write_text("earlier run\n")
+    old.chmod(0o644)
+    run(tmp_path, "--log-file", str(old), "--log-level", "debug")
+    assert stat.S_IMODE(old.stat().st_mode) == 0o600
+    assert old.read_text().startswith("earlier run\n") and len(old.read_text()) > len("earlier run\n")
+    if os.geteuid() == 0:  # only root can give a file away
+        theirs = tmp_path / "theirs.log"
+        theirs.write_text("")
+        theirs.chmod(0o666)
+        os.chown(theirs, 65534, 65534)
+        refused = run(tmp_path, "--log-file", str(theirs))
+        assert refused.returncode == 1 and "belongs to another user" in refused.stderr
+        assert theirs.read_text() == "" and stat.S_IMODE(theirs.stat().st_mode) == 0o666
+    missing = run(tmp_path, "--log-file", str(tmp_path / "no-such-folder" / "x.log"))
+    assert missing.returncode == 1 and "No such file or directory" in missing.stderr
+    assert "Traceback" not in missing.stderr

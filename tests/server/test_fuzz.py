@@ -10,7 +10,6 @@ from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
 from pi_lsp.server.reserved import RESERVED_METHODS
 from pi_lsp.server.rpc_client import RpcClient
+from pi_lsp.session.jsonl import loads_line
 from tests.server.conftest import copy_fixture, start_raw
 
 T = TypeVar("T")
@@ -25,19 +25,23 @@ METHODS = [*IMPLEMENTED_METHODS, *RESERVED_METHODS, "pi/notAMethod"]
 EXPECTED_CODES = {-32600, -32601, -32602, -32001, -32002, -32003, -32004, -32005, -32006, -32007}
 IDS = ["e1", "e4", "e6", "e7", "e12", "e17"]
 
+BAD_STRINGS = st.sampled_from(["\ud800", "a\udfffb", "\x00", "x\x00y", "file:///tmp/%00", "\ud83d\ude00"])
+"""Lone surrogates (valid JSON, no valid text), NUL, and a real surrogate pair for contrast."""
+
 json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-(2**70), 2**70)
     | st.floats(allow_nan=False)
-    | st.text(max_size=20),
+    | st.text(max_size=20)
+    | BAD_STRINGS,
     lambda children: (
         st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
     ),
     max_leaves=12,
 )
 safe_names = st.text(alphabet=string.ascii_letters + string.digits + "-_", min_size=1, max_size=10)
-ids = st.sampled_from(IDS) | st.text(max_size=10) | json_values
+ids = st.sampled_from(IDS) | st.text(max_size=10) | BAD_STRINGS | json_values
 entries = st.fixed_dictionaries(
     {
         "type": st.sampled_from(
@@ -83,10 +87,10 @@ known_params = st.fixed_dictionaries(
         "query": json_values,
         "all": json_values,
         "persist": json_values,
-        "path": safe_names | json_values.filter(lambda v: not isinstance(v, str)),
-        "sourcePath": safe_names,
-        "cwd": safe_names,
-        "sessionDir": safe_names,
+        "path": safe_names | BAD_STRINGS | json_values.filter(lambda v: not isinstance(v, str)),
+        "sourcePath": safe_names | BAD_STRINGS,
+        "cwd": safe_names | BAD_STRINGS,
+        "sessionDir": safe_names | BAD_STRINGS,
     },
 )
 params = known_params | json_values
@@ -110,7 +114,7 @@ class ServerThread:
             _, future = self.client.request_future(method, value)
             return await asyncio.wait_for(future, 20)
 
-        message: dict[str, Any] = orjson.loads(self.run(send()))
+        message: dict[str, Any] = loads_line(self.run(send()))  # lone surrogates are valid JSON
         return message
 
     def close(self) -> None:

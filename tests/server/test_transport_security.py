@@ -205,16 +205,17 @@ def test_non_loopback_bind_needs_allow_remote(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- WebSocket
 
 
-async def _handshake_status(server: NetworkServer, headers: dict[str, str]) -> bytes:
-    """The status line of a hand-written WebSocket upgrade request."""
+async def _handshake_status(server: NetworkServer, headers: dict[str, str] | list[tuple[str, str]]) -> bytes:
+    """The status line of a hand-written WebSocket upgrade request (a list may repeat a header)."""
     reader, writer = await asyncio.open_connection(server.host, server.port)
+    pairs = headers.items() if isinstance(headers, dict) else headers
     lines = [
         "GET / HTTP/1.1",
         "Upgrade: websocket",
         "Connection: Upgrade",
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
         "Sec-WebSocket-Version: 13",
-        *(f"{name}: {value}" for name, value in headers.items()),
+        *(f"{name}: {value}" for name, value in pairs),
     ]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
     status = await asyncio.wait_for(reader.readline(), 10)
@@ -244,6 +245,61 @@ async def test_websocket_refuses_foreign_origins_and_host_names(tmp_path: Path) 
         await _served_over_websocket(server, tmp_path)
     finally:
         await server.stop()
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@needs_websockets
+@pytest.mark.parametrize("address", ["127.0.0.1:0", "[::1]:0"])
+async def test_websocket_refusals_are_4xx_without_a_traceback(tmp_path: Path, address: str) -> None:
+    """Every refused handshake is answered 400 (malformed) or 403 (not allowed) and logged as one
+    line, also at ``--log-level debug``. A second ``Host`` header (the first this machine, the
+    second a rebinding name) used to raise inside the check: HTTP 500 and a traceback in the log."""
+    if address.startswith("[") and not _ipv6_loopback():
+        pytest.skip("no IPv6 loopback here")
+    log_file = tmp_path / "server.log"
+    server = await start_network_server(
+        tmp_path, "--ws", "--log-file", str(log_file), address=address, log_level="debug"
+    )
+    port = server.port
+    try:
+        for headers, status in (
+            ([("Host", f"127.0.0.1:{port}"), ("Host", f"evil.example:{port}")], b" 400 "),
+            ([("Host", f"evil.example:{port}"), ("Host", f"127.0.0.1:{port}")], b" 400 "),
+            ([], b" 400 "),  # no Host at all
+            ([("Host", f"evil.example:{port}")], b" 403 "),
+            ([("Host", "")], b" 403 "),
+            ([("Host", "[::1")], b" 403 "),
+            ([("Host", "[::1]x")], b" 403 "),
+            ([("Host", "::1")], b" 403 "),
+            ([("Host", f"[::ffff:127.0.0.1]:{port}")], b" 403 "),
+            ([("Host", f"127.0.0.1:{port}:{port}")], b" 403 "),
+            ([("Host", "localhost."), ("Origin", "https://evil.example")], b" 403 "),
+            (
+                [
+                    ("Host", f"127.0.0.1:{port}"),
+                    ("Origin", "https://a.example"),
+                    ("Origin", "https://b.example"),
+                ],
+                b" 403 ",
+            ),
+            ([("Host", f"localhost:{port}"), ("Sec-WebSocket-Key", "x")], b" 400 "),  # websockets' own
+            ([("Host", f"[::1]:{port}")], b" 101 "),
+            ([("Host", f"localhost:{port}")], b" 101 "),
+        ):
+            assert status in await _handshake_status(server, headers), headers
+    finally:
+        await server.stop()
+    log = log_file.read_text()
+    assert "Traceback" not in log and " 500" not in log, log[-3000:]
+    assert "the request has 2 Host headers" in log and "Host 'evil.example:" in log
 
 
 async def _served_over_websocket(server: NetworkServer, root: Path) -> None:

@@ -81,9 +81,9 @@ def test_deep_entry_survives_append_and_reopen(tmp_path: Path) -> None:
 def test_a_very_long_line_is_read_in_linear_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A guard, not a timing: with 64-byte chunks an 8 MB line was copied 131,072 times (~550 GB
     moved, hours); read linearly it takes well under a second, so 60 s only catches the old way."""
-    import pi_lsp.session.loader as loader
+    import pi_lsp.session.jsonl as jsonl
 
-    monkeypatch.setattr(loader, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(jsonl, "READ_CHUNK_BYTES", 64)
     text = "x" * (8 << 20)
     entry = {"type": "message", "id": "l1", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
              "message": {"role": "user", "content": text, "timestamp": 1}}

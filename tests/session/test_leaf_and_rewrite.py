@@ -419,9 +419,7 @@ def test_message_lines_are_the_whole_entry_serialised(session_dir: Path) -> None
     for line, message in zip(lines, messages, strict=True):
         entry = loads_line(line)  # the standard library's reader for the lone surrogate
         assert list(entry) == ["type", "id", "parentId", "timestamp", "message"]
-        whole = dumps_compact({**entry, "message": message})
-        if "\ud800" not in str(message):
-            assert line == whole
+        assert line == dumps_compact({**entry, "message": message})  # lone surrogate included
         record = manager.index.by_id[entry["id"]]
         assert record.raw == line and record.message_json() == dumps_compact(message)
     assert orjson.loads(lines[0])["parentId"] == odd_parent
@@ -453,6 +451,31 @@ def test_number_and_string_formatting_matches_pi(session_dir: Path, pi_oracle: P
     head = b'{"type":"custom","customType":"t","data":'
     assert our_line.split(b',"id":')[0] == pi_line.split(b',"id":')[0]
     assert our_line.startswith(head)
+
+
+@pytest.mark.oracle
+def test_lone_surrogates_are_written_as_pi_writes_them(session_dir: Path, pi_oracle: PiOracle) -> None:
+    """A lone surrogate (a prompt may hold one: JSON lets a client send it) is escaped as
+    JSON.stringify escapes it, and every other character of the line is written as pi writes it
+    (UTF-8, not an escape)."""
+    data = {"text": "é \ud800 🚀 \udc00 \x01 \u2028 x", "k\udbff": ["\ud83d"]}
+    pi = pi_oracle.result(
+        "script",
+        init={"kind": "create", "cwd": "/proj", "sessionDir": "$TMP/s"},
+        steps=[
+            {"method": "appendMessage", "args": [assistant_msg("a", timestamp=2)]},  # pi then writes
+            {"method": "appendCustomEntry", "args": ["t", data]},
+        ],
+        returnFiles=True,
+    )
+    [pi_text] = pi["files"].values()
+    pi_line = pi_text.split("\n")[-2].encode("utf-8", "surrogatepass")
+    manager = SessionManager.create("/proj", session_dir)
+    manager.append_message(assistant_msg("a", timestamp=2))
+    manager.append_custom_entry("t", data)
+    our_line = file_lines(Path(manager.session_file or ""))[-1]
+    assert our_line.split(b',"id":')[0] == pi_line.split(b',"id":')[0]
+    assert b"\\ud800" in our_line and "é".encode() in our_line
 
 
 # ---------------------------------------------------------------------------------------------
@@ -683,8 +706,13 @@ def test_a_message_continues_an_entry_whose_id_holds_a_lone_surrogate(session_di
     path = session_dir / "surrogate.jsonl"
     header = {"type": "session", "version": 3, "id": "s-sur", "timestamp": "2026-01-01T00:00:00.000Z"}
     header["cwd"] = "/p"
-    first = {"type": "message", "id": "x\ud800", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
-             "message": user_msg("first", 1)}
+    first = {
+        "type": "message",
+        "id": "x\ud800",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": user_msg("first", 1),
+    }
     path.write_text("".join(json.dumps(obj, separators=(",", ":")) + "\n" for obj in (header, first)))
     manager = SessionManager.open(path)
     entry_id = manager.append_message(assistant_msg("reply", timestamp=2))

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -76,7 +77,37 @@ def _reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
         ranges.append((os.path.basename(os.readlink(f"/proc/self/fd/{fd}")), start, end))
         return real(fd, start, end)
 
+    class SpyHandle:
+        """The file's handle, recording what its reads return (the lines, read a chunk at a time)."""
+
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def read(self, size: int = -1) -> bytes:
+            start = self.inner.tell()
+            data: bytes = self.inner.read(size)
+            if data:
+                ranges.append(
+                    (
+                        os.path.basename(os.readlink(f"/proc/self/fd/{self.inner.fileno()}")),
+                        start,
+                        start + len(data),
+                    )
+                )
+            return data
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+        def __enter__(self) -> SpyHandle:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.inner.close()
+
+    real_open = list_cache.open_regular
     monkeypatch.setattr(list_cache, "_read_range", spy)
+    monkeypatch.setattr(list_cache, "open_regular", lambda path: SpyHandle(real_open(path)))
     return ranges
 
 
@@ -211,6 +242,7 @@ def test_a_fresh_cache_starts_from_the_disk_copy(
     cache.close()
     assert (store_dir / cache_file(store_dir, str(folder)).name).is_file()
     assert store_dir.stat().st_mode & 0o777 == 0o700
+    assert cache_file(store_dir, str(folder)).stat().st_mode & 0o777 == 0o600  # it holds message text
     reads = _reads(monkeypatch)
     _same(_cache(store_dir), folder)
     assert reads == []
