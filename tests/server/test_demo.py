@@ -41,7 +41,9 @@ def test_demo_runs_offline_in_a_given_folder(tmp_path: Path) -> None:
     assert "scripted model (not Anthropic" in chat
     assert "approval asked for bash `python3 main.py` → allow" in chat
     assert "bash → hello" in chat and "assistant: main.py prints hello" in chat
-    assert "stopReason stop, 7 entries written" in chat
+    # model_change, thinking_level_change, the checkpoint of the workspace before the user message,
+    # the user message, two replies and two tool results
+    assert "stopReason stop, 8 entries written" in chat
 
 
 def test_the_answer_matches_what_the_tool_read(tmp_path: Path) -> None:
