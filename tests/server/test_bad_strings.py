@@ -62,6 +62,10 @@ STRING_PARAMS: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
     "pi/getCommands": ({}, {**SESSION, "cwd": PATH}),
     "pi/bash": ({"command": "true"}, {**SESSION, "command": NAME}),
     "pi/getServerStatus": ({}, {}),
+    "pi/previewRestore": ({"targetId": "e4"}, {**SESSION, "targetId": ID}),
+    "pi/getChanges": ({}, {**SESSION, "fromId": ID, "toId": ID}),
+    "pi/restoreFiles": ({"targetId": "e4"}, {**SESSION, "targetId": ID}),
+    "pi/undoRestore": ({"undoId": "u"}, {**SESSION, "undoId": ID}),
 }
 REFUSED = {PATH, NAME, ID, CHOICE}
 
