@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from pi_lsp.llm.anthropic_client import resolve_base_url
 from pi_lsp.service.closing import close_quietly
+from pi_lsp.service.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -143,3 +144,18 @@ class ModelClients:
             return
         log.debug("closing a model client")
         await close_quietly(kept.client, "close", "SDK client")
+
+
+def provider_options(settings: Settings) -> dict[str, Any]:
+    """pi's ``retry.provider.{maxRetries,timeoutMs}`` for the runs' SDK client, when set."""
+    raw = settings.as_dict().get("retry")
+    provider = raw.get("provider") if isinstance(raw, dict) else None
+    options: dict[str, Any] = {}
+    if isinstance(provider, dict):
+        retries = provider.get("maxRetries")
+        if isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0:
+            options["max_retries"] = retries
+        timeout = provider.get("timeoutMs")
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            options["timeout"] = timeout / 1000
+    return options
