@@ -38,7 +38,10 @@ function M.approve(request)
   end
   local choice, answered = nil, false
   vim.ui.select(M.choices, {
-    prompt = require("pi.chat_render").one_line(string.format("pi: allow %s %s?", request.toolName or "tool", what), 70),
+    prompt = require("pi.chat_render").one_line(
+      string.format("pi: allow %s %s?", request.toolName or "tool", what),
+      70
+    ),
   }, function(item)
     choice, answered = item, true
   end)

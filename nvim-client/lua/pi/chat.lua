@@ -116,7 +116,11 @@ local function on_tool_event(buf, chat, event)
     local row = append(buf, lines)
     chat.tools[id] = { mark = api.nvim_buf_set_extmark(buf, ns, row, 0, {}), count = #lines }
   elseif kind == "tool_execution_update" and chat.tools[id] then
-    set_tool_block(buf, chat.tools[id], tool_result_lines(event.toolName, tool_output(event.partialResult), false, true))
+    set_tool_block(
+      buf,
+      chat.tools[id],
+      tool_result_lines(event.toolName, tool_output(event.partialResult), false, true)
+    )
   end
 end
 
@@ -234,7 +238,9 @@ local function run_bash(buf, chat, bang, command)
       return pi().notify("pi: bash: " .. pi().format_error(err), vim.log.levels.ERROR)
     end
     if chat.running or not api.nvim_buf_is_valid(buf) then
-      return pi().notify(string.format("pi: $ %s: exit %s (stored when the run ends)", command, tostring(result.exitCode)))
+      return pi().notify(
+        string.format("pi: $ %s: exit %s (stored when the run ends)", command, tostring(result.exitCode))
+      )
     end
     local message = { role = "bashExecution", command = command, output = result.output, exitCode = result.exitCode }
     mark_entry(buf, append(buf, M.message_lines(message)), result.entryId, "bashExecution")
@@ -303,7 +309,10 @@ function M.stop(buf)
     end
     local count = chat and queued_count(chat) or 0
     if count > 0 then -- they stay queued (as in pi) and would go out after the next prompt
-      pi().notify(string.format("pi: %d queued message(s) go with the next prompt; :PiQueue takes them back", count), vim.log.levels.WARN)
+      pi().notify(
+        string.format("pi: %d queued message(s) go with the next prompt; :PiQueue takes them back", count),
+        vim.log.levels.WARN
+      )
     end
   end)
 end
@@ -468,7 +477,9 @@ function M.take_queue(callback)
         table.insert(texts, 1, typed)
       end
       M.set_prompt(buf, table.concat(texts, "\n\n"))
-      pi().notify(string.format("pi: %d queued message(s) taken back into the prompt area", #texts - (typed ~= "" and 1 or 0)))
+      pi().notify(
+        string.format("pi: %d queued message(s) taken back into the prompt area", #texts - (typed ~= "" and 1 or 0))
+      )
       if callback then
         callback(buf)
       end

@@ -108,7 +108,8 @@ function M.message_lines(message)
     table.insert(lines, "")
     return lines
   elseif role == "bashExecution" then
-    local lines = M.tool_result_lines("$ " .. tostring(message.command or ""), message.output, (message.exitCode or 0) ~= 0)
+    local lines =
+      M.tool_result_lines("$ " .. tostring(message.command or ""), message.output, (message.exitCode or 0) ~= 0)
     table.insert(lines, "")
     return lines
   elseif role == "compactionSummary" or role == "branchSummary" then

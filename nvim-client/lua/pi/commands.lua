@@ -49,8 +49,13 @@ function M.compaction_question(prep, kept)
   if kept and kept ~= "" then
     keep = string.format('keep from "%s"', kept)
   end
-  return string.format("pi: compact? %s tokens now; %s, %s%s", M.tokens(prep.tokensBefore), table.concat(parts, " "),
-    keep, prep.hasPreviousSummary and ", updating the last summary" or "")
+  return string.format(
+    "pi: compact? %s tokens now; %s, %s%s",
+    M.tokens(prep.tokensBefore),
+    table.concat(parts, " "),
+    keep,
+    prep.hasPreviousSummary and ", updating the last summary" or ""
+  )
 end
 
 local function kept_preview(id, callback)
@@ -84,8 +89,14 @@ function M.compact(instructions, callback)
           if err2 then
             return fail("compact", err2)
           end
-          info(string.format("compacted: %s -> %s tokens (%s)", M.tokens(result.tokensBefore),
-            M.tokens(result.tokensAfter), tostring(result.summarizer or "")))
+          info(
+            string.format(
+              "compacted: %s -> %s tokens (%s)",
+              M.tokens(result.tokensBefore),
+              M.tokens(result.tokensAfter),
+              tostring(result.summarizer or "")
+            )
+          )
           if callback then
             callback(result)
           end
@@ -100,7 +111,11 @@ end
 --- Markdown lines for a pi/getSystemPrompt result: the sources with their tokens, then the text.
 function M.system_prompt_lines(result, tokenizer)
   local lines = {
-    string.format("# System prompt: %s tokens%s", M.tokens(result.tokens), tokenizer and (" (" .. tokenizer .. ")") or ""),
+    string.format(
+      "# System prompt: %s tokens%s",
+      M.tokens(result.tokens),
+      tokenizer and (" (" .. tokenizer .. ")") or ""
+    ),
     "",
     "## Sources",
     "",
@@ -110,7 +125,15 @@ function M.system_prompt_lines(result, tokenizer)
     table.insert(lines, "- (pi's default prompt only)")
   end
   for _, source in ipairs(sources) do
-    table.insert(lines, string.format("- %s `%s`: %s tokens", source.kind, vim.fn.fnamemodify(source.path, ":~:."), M.tokens(source.tokens)))
+    table.insert(
+      lines,
+      string.format(
+        "- %s `%s`: %s tokens",
+        source.kind,
+        vim.fn.fnamemodify(source.path, ":~:."),
+        M.tokens(source.tokens)
+      )
+    )
   end
   local skills = result.skills or {}
   if #skills > 0 then
@@ -161,29 +184,44 @@ function M.model(callback)
     vim.ui.select(result.models or {}, {
       prompt = "pi model (now " .. tostring(current.modelId) .. ")",
       format_item = function(m)
-        return string.format("%s  %s  (%s context%s)", m.id, m.name or "", M.tokens(m.contextWindow),
-          m.reasoning and ", thinking" or "")
+        return string.format(
+          "%s  %s  (%s context%s)",
+          m.id,
+          m.name or "",
+          M.tokens(m.contextWindow),
+          m.reasoning and ", thinking" or ""
+        )
       end,
     }, function(model)
       if not model then
         return
       end
       local levels = model.reasoning and M.thinking_levels or { "off" }
-      vim.ui.select(levels, { prompt = "pi thinking level (now " .. tostring(current.thinkingLevel) .. ")" }, function(level)
-        if not level then
-          return
+      vim.ui.select(
+        levels,
+        { prompt = "pi thinking level (now " .. tostring(current.thinkingLevel) .. ")" },
+        function(level)
+          if not level then
+            return
+          end
+          pi().set_model({ modelId = model.id, thinkingLevel = level }, function(err2, set)
+            if err2 then
+              return fail("model", err2)
+            end
+            info(
+              string.format(
+                "model %s, thinking %s",
+                set.model and set.model.modelId or model.id,
+                set.thinkingLevel or level
+              )
+            )
+            require("pi.status").refresh()
+            if callback then
+              callback(set)
+            end
+          end)
         end
-        pi().set_model({ modelId = model.id, thinkingLevel = level }, function(err2, set)
-          if err2 then
-            return fail("model", err2)
-          end
-          info(string.format("model %s, thinking %s", set.model and set.model.modelId or model.id, set.thinkingLevel or level))
-          require("pi.status").refresh()
-          if callback then
-            callback(set)
-          end
-        end)
-      end)
+      )
     end)
   end)
 end
@@ -197,7 +235,10 @@ function M.fork(callback)
       return fail("fork", err)
     end
     if not state.file or vim.fn.filereadable(state.file) == 0 then
-      return pi().notify("pi: fork: the session has no file yet (it is written with the first reply)", vim.log.levels.WARN)
+      return pi().notify(
+        "pi: fork: the session has no file yet (it is written with the first reply)",
+        vim.log.levels.WARN
+      )
     end
     pi().fork_session({ sourcePath = state.file }, function(err2, result)
       require("pi.ui").report("forked to")(err2, result)

@@ -9,7 +9,13 @@ local function reporter()
     return { start = h.start, ok = h.ok, warn = h.warn, error = h.error, info = h.info }
   end
   local old = require("health")
-  return { start = old.report_start, ok = old.report_ok, warn = old.report_warn, error = old.report_error, info = old.report_info }
+  return {
+    start = old.report_start,
+    ok = old.report_ok,
+    warn = old.report_warn,
+    error = old.report_error,
+    info = old.report_info,
+  }
 end
 
 M.timeout_ms = 10000
@@ -43,23 +49,49 @@ function M.collect()
     add("warn", "pi/getServerStatus: " .. pi.format_error(err), { "an older pi-lsp: update it for the full report" })
     status = {}
   end
-  add("ok", string.format("pi-lsp %s, protocol %s", tostring(status.version or "?"), tostring(status.protocolVersion or caps.protocolVersion or "?")))
+  add(
+    "ok",
+    string.format(
+      "pi-lsp %s, protocol %s",
+      tostring(status.version or "?"),
+      tostring(status.protocolVersion or caps.protocolVersion or "?")
+    )
+  )
   local key = status.apiKey
   if key and key.found then
     add("ok", "Anthropic API key found (" .. tostring(key.source) .. ")")
   elseif key then
-    add("warn", "no Anthropic API key: chat runs fail, summaries are offline digests",
-      { "set ANTHROPIC_API_KEY in the environment Neovim starts pi-lsp with, or log in with pi (auth.json)" })
+    add(
+      "warn",
+      "no Anthropic API key: chat runs fail, summaries are offline digests",
+      { "set ANTHROPIC_API_KEY in the environment Neovim starts pi-lsp with, or log in with pi (auth.json)" }
+    )
   end
   if status.tokenizer then
-    add("info", string.format("tokenizer %s, summarizer %s, approval %s", status.tokenizer, tostring(status.summarizer), tostring(status.approval)))
+    add(
+      "info",
+      string.format(
+        "tokenizer %s, summarizer %s, approval %s",
+        status.tokenizer,
+        tostring(status.summarizer),
+        tostring(status.approval)
+      )
+    )
   end
   local watching = status.watching
   if watching then
     if watching.backend == vim.NIL or not watching.backend then
       add("info", "no prompt files watched yet (they are once a session or workspace folder is open)")
     else
-      add("ok", string.format("watching (%s) %d root(s), %d prompt file(s)", watching.backend, #(watching.roots or {}), #(watching.files or {})))
+      add(
+        "ok",
+        string.format(
+          "watching (%s) %d root(s), %d prompt file(s)",
+          watching.backend,
+          #(watching.roots or {}),
+          #(watching.files or {})
+        )
+      )
       for _, file in ipairs(watching.files or {}) do
         add("info", "watched: " .. vim.fn.fnamemodify(file, ":~:."))
       end

@@ -624,7 +624,8 @@ function M.request_sync(method, params, timeout_ms)
   end, 10)
   if not ok then
     M.cancel(request_id)
-    return nil, { code = M.codes.Timeout, message = string.format("%s timed out after %d ms", method, uv.now() - started) }
+    return nil,
+      { code = M.codes.Timeout, message = string.format("%s timed out after %d ms", method, uv.now() - started) }
   end
   return res, er
 end

@@ -31,7 +31,10 @@ end
 function M.buffers_of(path)
   local found = {}
   for _, buf in ipairs(api.nvim_list_bufs()) do
-    local name = api.nvim_buf_is_loaded(buf) and api.nvim_buf_get_option(buf, "buftype") == "" and api.nvim_buf_get_name(buf) or ""
+    local name = api.nvim_buf_is_loaded(buf)
+        and api.nvim_buf_get_option(buf, "buftype") == ""
+        and api.nvim_buf_get_name(buf)
+      or ""
     if name ~= "" then
       local full = vim.fn.fnamemodify(name, ":p")
       if (uv.fs_realpath(full) or full) == path then
@@ -82,7 +85,10 @@ function M.on_event(params)
     for _, buf in ipairs(M.buffers_of(path)) do
       if api.nvim_buf_get_option(buf, "modified") then
         pi().notify(
-          string.format("pi: agent edited %s, unsaved here: :w overwrites its edit, :e! takes it", vim.fn.fnamemodify(path, ":t")),
+          string.format(
+            "pi: agent edited %s, unsaved here: :w overwrites its edit, :e! takes it",
+            vim.fn.fnamemodify(path, ":t")
+          ),
           vim.log.levels.WARN
         )
       else

@@ -67,8 +67,16 @@ function M.on_event(params)
   end
   local kind = event.type
   if kind == "auto_retry_start" then
-    pi().notify(string.format("pi: retry %s/%s in %ss: %s", tostring(event.attempt), tostring(event.maxAttempts),
-      tostring((event.delayMs or 0) / 1000), tostring(event.errorMessage or "")), vim.log.levels.WARN)
+    pi().notify(
+      string.format(
+        "pi: retry %s/%s in %ss: %s",
+        tostring(event.attempt),
+        tostring(event.maxAttempts),
+        tostring((event.delayMs or 0) / 1000),
+        tostring(event.errorMessage or "")
+      ),
+      vim.log.levels.WARN
+    )
   elseif kind == "auto_retry_end" and event.success == false then
     pi().notify("pi: gave up retrying: " .. tostring(event.finalError or ""), vim.log.levels.ERROR)
   elseif kind == "agent_end" then
@@ -92,8 +100,15 @@ function M.on_compaction_ended(params)
   if params.error then
     pi().notify("pi: " .. tostring(params.error), vim.log.levels.ERROR)
   elseif params.result then
-    pi().notify(string.format("pi: compacted (%s): %s -> %s tokens%s", params.reason, tokens(params.result.tokensBefore),
-      tokens(params.result.tokensAfter), params.willRetry and ", retrying" or ""))
+    pi().notify(
+      string.format(
+        "pi: compacted (%s): %s -> %s tokens%s",
+        params.reason,
+        tokens(params.result.tokensBefore),
+        tokens(params.result.tokensAfter),
+        params.willRetry and ", retrying" or ""
+      )
+    )
   end
 end
 

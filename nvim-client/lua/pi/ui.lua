@@ -258,9 +258,18 @@ function M.context_lines(ctx)
   local lines = {}
   local usage = ctx.usage or {}
   local model = ctx.model and (tostring(ctx.model.provider) .. "/" .. tostring(ctx.model.modelId)) or "no model"
-  table.insert(lines, string.format("# pi context: %d messages, %s tokens of %s (%s%%), %s, thinking %s",
-    #(ctx.messages or {}), tostring(usage.tokens or "?"), tostring(usage.contextWindow or "?"),
-    usage.percent and string.format("%.1f", usage.percent) or "?", model, tostring(ctx.thinkingLevel or "off")))
+  table.insert(
+    lines,
+    string.format(
+      "# pi context: %d messages, %s tokens of %s (%s%%), %s, thinking %s",
+      #(ctx.messages or {}),
+      tostring(usage.tokens or "?"),
+      tostring(usage.contextWindow or "?"),
+      usage.percent and string.format("%.1f", usage.percent) or "?",
+      model,
+      tostring(ctx.thinkingLevel or "off")
+    )
+  )
   for _, msg in ipairs(ctx.messages or {}) do
     table.insert(lines, "")
     local role = msg.role or "?"
@@ -282,7 +291,14 @@ function M.context_lines(ctx)
           elseif block.type == "thinking" then
             add_text(lines, "> thinking: " .. tostring(block.thinking))
           elseif block.type == "toolCall" then
-            add_text(lines, string.format("> tool call %s %s", tostring(block.name), pi().json_encode(block.arguments or vim.empty_dict())))
+            add_text(
+              lines,
+              string.format(
+                "> tool call %s %s",
+                tostring(block.name),
+                pi().json_encode(block.arguments or vim.empty_dict())
+              )
+            )
           elseif block.type == "image" then
             table.insert(lines, "> [image " .. tostring(block.mimeType) .. "]")
           end
