@@ -50,9 +50,26 @@ def test_quitting_neovim_logs_no_traceback(tmp_path: Path) -> None:
     }
     env.pop("ANTHROPIC_API_KEY", None)
     done = subprocess.run(
-        [str(NVIM), "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
-         "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {SCRIPT}"],
-        cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+        [
+            str(NVIM),
+            "--headless",
+            "--clean",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "--cmd",
+            f"set rtp+={REPO / 'nvim-client'}",
+            "-c",
+            f"luafile {SCRIPT}",
+        ],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stdout.decode(errors="replace")[-2000:]
     info = json.loads(ready.read_text())

@@ -81,8 +81,9 @@ def snapshot(root: Path) -> dict[str, bytes | None]:
     return found
 
 
-async def run_ours(tool_name: str, args: Any, cwd: str, *, abort_after: float | None = None,
-                   ctx: ToolContext | None = None) -> dict[str, Any]:
+async def run_ours(
+    tool_name: str, args: Any, cwd: str, *, abort_after: float | None = None, ctx: ToolContext | None = None
+) -> dict[str, Any]:
     """Our tool like pi's loop runs it: prepare, validate, execute; errors as ``{error}``."""
     tool = create_tools([tool_name])[0]
     context = ctx or ToolContext(cwd=cwd)

@@ -20,10 +20,20 @@ BACKTRACKING = "re:(a|aa)+z"  # exponential in the run of a's for a backtracking
 
 def _session_with_text(folder: Path, text: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    header = {"type": "session", "version": 3, "id": "bt-1", "timestamp": "2026-01-01T00:00:00.000Z",
-              "cwd": "/proj"}
-    entry = {"type": "message", "id": "m1", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
-             "message": {"role": "user", "content": text, "timestamp": 1}}
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "bt-1",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/proj",
+    }
+    entry = {
+        "type": "message",
+        "id": "m1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1},
+    }
     path = folder / "bt.jsonl"
     path.write_bytes(orjson.dumps(header) + b"\n" + orjson.dumps(entry) + b"\n")
     return path
@@ -100,7 +110,7 @@ async def test_writes_stuck_on_a_held_lock_time_out_and_free_the_pool(tmp_path: 
         await asyncio.sleep(0.5)
         other = await client.request("pi/newSession", {"sessionDir": str(tmp_path / "other")}, timeout=30)
         # the pool was full of stuck writes; it is served once they gave up (10 s), not never
-        assert (await client.request("pi/getSessionState", {"session": other["sessionId"]}, timeout=30))
+        assert await client.request("pi/getSessionState", {"session": other["sessionId"]}, timeout=30)
         for error in await asyncio.gather(*appends):
             assert error.code == -32007 and error.data["reason"] == "timeout"
         assert [path.read_bytes() for _, path, _ in held] == before

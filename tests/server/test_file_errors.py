@@ -182,7 +182,9 @@ async def test_session_file_replaced_by_another_session_is_refused(tmp_path: Pat
     try:
         state, path, _ids = await _flushed_session(client, tmp_path)
         other = tmp_path / "other.jsonl"
-        other.write_text('{"type":"session","version":3,"id":"other","timestamp":"2026-01-01T00:00:00.000Z"}\n')
+        other.write_text(
+            '{"type":"session","version":3,"id":"other","timestamp":"2026-01-01T00:00:00.000Z"}\n'
+        )
         os.replace(other, path)
         theirs = path.read_bytes()
         error = await _error(client, "pi/appendEntry", {"entry": user("mine")})

@@ -18,8 +18,13 @@ from pi_lsp.fileerrors import REPLACED, FileProblem
 from pi_lsp.session import SessionManager
 from tests.oracle import PiOracle
 
-OTHER_HEADER = {"type": "session", "version": 3, "id": "someone-else",
-                "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/elsewhere"}
+OTHER_HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "someone-else",
+    "timestamp": "2026-01-01T00:00:00.000Z",
+    "cwd": "/elsewhere",
+}
 
 
 def _user(text: str) -> dict[str, Any]:
@@ -27,10 +32,23 @@ def _user(text: str) -> dict[str, Any]:
 
 
 def _assistant(text: str) -> dict[str, Any]:
-    return {"role": "assistant", "content": [{"type": "text", "text": text}], "api": "anthropic-messages",
-            "provider": "anthropic", "model": "m", "stopReason": "stop", "timestamp": 2,
-            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
-                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}}
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "m",
+        "stopReason": "stop",
+        "timestamp": 2,
+        "usage": {
+            "input": 1,
+            "output": 1,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 2,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        },
+    }
 
 
 def _flushed(folder: Path) -> SessionManager:

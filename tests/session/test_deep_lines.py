@@ -32,7 +32,8 @@ def deep_session(path: Path, depth: int, shape: str = "[]") -> Path:
     nested = opener * depth + closer * depth if shape == "[]" else '{"a":' * depth + "1" + "}" * depth
     lines = [
         HEADER,
-        '{"type":"custom","customType":"x","data":' + nested
+        '{"type":"custom","customType":"x","data":'
+        + nested
         + ',"id":"d1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}',
         '{"type":"message","id":"d2","parentId":"d1","timestamp":"2026-01-01T00:00:00.001Z","message":'
         '{"role":"user","content":[{"type":"text","text":"deep"}],"deep":' + nested + ',"timestamp":1}}',
@@ -85,8 +86,13 @@ def test_a_very_long_line_is_read_in_linear_time(tmp_path: Path, monkeypatch: py
 
     monkeypatch.setattr(jsonl, "READ_CHUNK_BYTES", 64)
     text = "x" * (8 << 20)
-    entry = {"type": "message", "id": "l1", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
-             "message": {"role": "user", "content": text, "timestamp": 1}}
+    entry = {
+        "type": "message",
+        "id": "l1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1},
+    }
     path = tmp_path / "long.jsonl"
     path.write_bytes(HEADER.encode() + b"\n" + orjson.dumps(entry) + b"\n")
     result: list[Any] = []
@@ -100,11 +106,14 @@ def test_a_very_long_line_is_read_in_linear_time(tmp_path: Path, monkeypatch: py
 # ---------------------------------------------------------------------- the reader itself
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=5), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
     max_leaves=30,
 )
 

@@ -100,10 +100,16 @@ def naive_folds(tree: list[Any], leaf_id: str | None) -> tuple[list[dict[str, An
                 break
             node = node[2][0]
             length += 1
-        segments.append({
-            "id": start[0], "length": length, "first": start[0], "last": node[0], "labels": labels,
-            "childIds": [child[0] for child in node[2]],
-        })
+        segments.append(
+            {
+                "id": start[0],
+                "length": length,
+                "first": start[0],
+                "last": node[0],
+                "labels": labels,
+                "childIds": [child[0] for child in node[2]],
+            }
+        )
         stack.extend(reversed(node[2]))
     return segments, leaf_segment
 
@@ -129,7 +135,8 @@ def check_index(index: SessionIndex, leaf_id: str | None) -> None:
     assert as_tuples(index.tree()) == expected
     known = {record.id for record in records}
     linked_roots = [
-        record for record in records
+        record
+        for record in records
         if record.parent_id is None or record.parent_id == record.id or record.parent_id not in known
     ]
     assert index.root_records() == linked_roots  # one level: links as written, cycles not lifted
@@ -144,8 +151,12 @@ def check_index(index: SessionIndex, leaf_id: str | None) -> None:
     folded = wire.folded_tree(index, leaf_id)
     got = [
         {
-            "id": segment["id"], "length": segment["length"], "first": segment["first"]["id"],
-            "last": segment["last"]["id"], "labels": segment["labels"], "childIds": segment["childIds"],
+            "id": segment["id"],
+            "length": segment["length"],
+            "first": segment["first"]["id"],
+            "last": segment["last"]["id"],
+            "labels": segment["labels"],
+            "childIds": segment["childIds"],
         }
         for segment in orjson.loads(orjson.dumps(folded["segments"]))
     ]
@@ -217,8 +228,12 @@ def _record(
     entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": timestamp}
     if label_target is not None:
         entry = {
-            "type": "label", "id": entry_id, "parentId": parent_id, "timestamp": timestamp,
-            "targetId": label_target, "label": f"on-{label_target}",
+            "type": "label",
+            "id": entry_id,
+            "parentId": parent_id,
+            "timestamp": timestamp,
+            "targetId": label_target,
+            "label": f"on-{label_target}",
         }
     else:
         entry["message"] = {"role": "user", "content": "x"}
