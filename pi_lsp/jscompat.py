@@ -2,9 +2,10 @@
 
 pi measures text with ``String.length`` (UTF-16 code units), prints numbers with
 ``Number.prototype.toString``, serialises with ``JSON.stringify``, trims with ``String.trim`` and
-tests values for truthiness; it tells ``undefined`` from ``null`` and parses dates with
-``Date.parse``. Python differs on each (emoji, ``2.0``, ``1e-7``, U+FEFF, ``[]``), so a
-literal port would drift from pi's token counts, session bytes and skill diagnostics.
+tests values for truthiness, slices arrays with ``Array.prototype.slice``; it tells ``undefined``
+from ``null`` and parses dates with ``Date.parse``. Python differs on each (emoji, ``2.0``,
+``1e-7``, U+FEFF, ``[]``, ``-0.5``), so a literal port would drift from pi's token counts, session
+bytes, skill diagnostics and tool output.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from __future__ import annotations
 import errno
 import json
 import math
+from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, Final, TypeVar
+
+T = TypeVar("T")
 
 _MAX_SAFE_INT = 2**53
 _ARRAY_INDEX_LIMIT = 2**32 - 1
@@ -93,6 +97,29 @@ def js_finite_float(value: float) -> str:
         power = point - 1
         text = f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
     return f"-{text}" if sign else text
+
+
+def js_int(value: float) -> float:
+    """``ToIntegerOrInfinity``: drop the fraction (towards zero), keep infinities."""
+    if math.isinf(value):
+        return value
+    return float(math.trunc(value))
+
+
+def js_slice(items: Sequence[T], start: float, end: float | None = None) -> list[T]:
+    """``Array.prototype.slice(start, end)``: negative counts from the end, fractions truncated
+    (the read tool's ``offset`` / ``limit``)."""
+    length = len(items)
+
+    def clamp(index: float) -> int:
+        index = js_int(index)
+        if index < 0:
+            return int(max(0, length + index))
+        return int(min(index, length))
+
+    lo = clamp(start)
+    hi = length if end is None else clamp(end)
+    return list(items[lo:hi]) if hi > lo else []
 
 
 def _is_array_index(key: str) -> bool:

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from pi_lsp.jscompat import js_keys, js_len, js_number, js_stringify
+from pi_lsp.jscompat import js_keys, js_len, js_number, js_slice, js_stringify
 from pi_lsp.session.jsonl import dumps_compact
 from tests.oracle import require_oracle
 
@@ -49,6 +49,21 @@ def test_js_len_counts_utf16_units(text: str, expected: int) -> None:
 )
 def test_js_number_matches_ecmascript(value: float, expected: str) -> None:
     assert js_number(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "expected"),
+    [
+        (1, None, [1, 2, 3]),
+        (-1.5, None, [3]),
+        (1.9, 3, [1, 2]),
+        (3, 1, []),
+        (-9, 2, [0, 1]),
+        (math.inf, None, []),
+    ],
+)
+def test_js_slice_is_array_prototype_slice(start: float, end: float | None, expected: list[int]) -> None:
+    assert js_slice([0, 1, 2, 3], start, end) == expected
 
 
 def test_js_keys_put_integer_like_keys_first() -> None:

@@ -18,7 +18,6 @@ from typing import Any, Final
 
 PROVIDER: Final = "anthropic"
 API: Final = "anthropic-messages"
-BASE_URL: Final = "https://api.anthropic.com"
 DEFAULT_MODEL_ID: Final = "claude-opus-4-7"  # pi's default for the anthropic provider
 DEFAULT_THINKING_LEVEL: Final = "medium"
 THINKING_LEVELS: Final = ("off", "minimal", "low", "medium", "high", "xhigh")

@@ -468,8 +468,3 @@ def is_retryable_error(message: dict[str, Any], context_window: int = 0) -> bool
     if is_context_overflow(message, context_window):
         return False
     return _RETRYABLE.search(str(message["errorMessage"])) is not None
-
-
-def error_json_text(body: Any) -> str:
-    """Compact JSON as ``JSON.stringify`` writes it (for fakes and tests building error texts)."""
-    return js_stringify(body) or json.dumps(body)

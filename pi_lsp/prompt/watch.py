@@ -3,7 +3,7 @@
 Works without client file watchers (e.g. Neovim 0.7): it watches every context-file candidate
 from the filesystem root to each workspace cwd, the agent dir (even outside the workspace),
 ``<cwd>/.pi``, every skill root recursively and both settings files. Events arrive from a backend
-thread (``watchdog`` when installed, stat polling otherwise) or from the client through
+thread (``watchdog``'s native events, or stat polling when asked for) or from the client through
 :meth:`PromptWatcher.notify_paths`; both feed one debouncer, so a burst of changes - an editor's
 write-rename-chmod, ``git checkout``, or the same change reported by client and server - yields
 one ``on_change(cwd, changed_paths)`` call per affected cwd.
@@ -33,7 +33,6 @@ from pi_lsp.prompt.watch_backends import (
     Backend,
     PollingBackend,
     WatchdogBackend,
-    watchdog_available,
 )
 from pi_lsp.prompt.watch_plan import WatchPlan, dir_checker, plan_watch
 
@@ -70,8 +69,8 @@ class PromptWatcher:
 
     ``debounce`` is the quiet time that ends a burst (default 100 ms; the polling backend adds one
     ``poll_interval``); ``max_delay`` caps how long a continuous stream of changes can postpone
-    the callback. ``backend`` picks ``watchdog`` (native events; needs the optional package),
-    ``poll`` (stat polling) or ``auto`` (watchdog when importable). Changes to ``ignored`` paths
+    the callback. ``backend`` picks ``watchdog`` (native events; ``auto`` is the same) or
+    ``poll`` (stat polling, for tests and file systems without native events). Changes to ``ignored`` paths
     and to the files the process logs to are never reported.
     """
 
@@ -108,7 +107,7 @@ class PromptWatcher:
         self._running = False
         self._targets_stale = False  # set when stopped: directories may have come or gone since
         self._worker: threading.Thread | None = None
-        use_watchdog = backend == "watchdog" or (backend == "auto" and watchdog_available())
+        use_watchdog = backend != "poll"
         self._backend: Backend
         if use_watchdog:
             self._backend = WatchdogBackend(self._from_backend)

@@ -1,8 +1,8 @@
 """How the prompt watcher learns about file changes: inotify-style events or stat polling.
 
 Both backends report raw paths to a sink from their own thread; relevance filtering and debouncing
-happen in :mod:`pi_lsp.prompt.watch`. ``WatchdogBackend`` uses the optional ``watchdog`` package
-(inotify on Linux, FSEvents on macOS, ReadDirectoryChangesW on Windows). ``PollingBackend`` needs
+happen in :mod:`pi_lsp.prompt.watch`. ``WatchdogBackend`` uses the ``watchdog`` package (a
+dependency: inotify on Linux, FSEvents on macOS, ReadDirectoryChangesW on Windows). ``PollingBackend`` needs
 nothing: it stats the planned paths every ``interval`` seconds, which suits machines without
 inotify and keeps working where watch limits are exhausted.
 """
@@ -10,7 +10,6 @@ inotify and keeps working where watch limits are exhausted.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import os
 import threading
@@ -22,7 +21,7 @@ from pi_lsp.prompt.walk_limits import WalkBudget, walk_dirs
 from pi_lsp.prompt.watch_plan import WatchPlan, iter_tree_files
 from pi_lsp.stat_poll import Snapshot, changed_paths, snapshot
 
-__all__ = ["Applied", "Backend", "PollingBackend", "Sink", "Targets", "WatchdogBackend", "watchdog_available"]
+__all__ = ["Applied", "Backend", "PollingBackend", "Sink", "Targets", "WatchdogBackend"]
 
 log = logging.getLogger(__name__)
 
@@ -62,23 +61,15 @@ class Backend(Protocol):
         ...
 
 
-def watchdog_available() -> bool:
-    """Whether the optional ``watchdog`` package can be imported."""
-    try:
-        importlib.import_module("watchdog.observers")
-    except ImportError:
-        return False
-    return True
-
-
 class WatchdogBackend:
     """Native file events through ``watchdog``; one observer, watches diffed on every apply."""
 
     name = "watchdog"
 
     def __init__(self, sink: Sink) -> None:
-        # Imported by name so that type checking and import do not need the optional package.
-        observers = importlib.import_module("watchdog.observers")
+        # Imported when a watcher is made: the prompt package loads without them (first requests).
+        from watchdog import events
+        from watchdog.observers import Observer
 
         class _Handler:
             """Duck-typed watchdog handler: the observer only calls ``dispatch(event)``."""
@@ -98,7 +89,6 @@ class WatchdogBackend:
         # Only the events that can mean a change: without a filter inotify also reports every
         # open and read-only close, so each rebuild (which reads every skill and context file)
         # would flood the observer thread with events it then ignores.
-        events = importlib.import_module("watchdog.events")
         self._event_filter: list[Any] = [
             getattr(events, name)
             for name in (
@@ -113,7 +103,7 @@ class WatchdogBackend:
             )
             if hasattr(events, name)
         ]
-        self._observer_class: Any = observers.Observer
+        self._observer_class: Any = Observer
         self._observer: Any = self._observer_class()
         self._watches: dict[tuple[str, bool], tuple[Any, tuple[int, int] | None]] = {}
         self._failed: set[tuple[str, bool]] = set()

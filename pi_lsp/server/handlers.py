@@ -118,7 +118,7 @@ async def navigate(ctx: Context, p: Params) -> Any:
 
     async def move() -> Any:
         if summarize:
-            await ctx.service.build_off_loop("branch_summary")
+            await ctx.service.build_off_loop(ctx.service.lazy.branch_summary)
             return await ctx.service.branch_summary.navigate_with_summary(
                 ctx.client, p.session(), target, instructions, replace, label
             )
@@ -193,7 +193,7 @@ async def build_context(ctx: Context, p: Params) -> Any:
 
 async def prepare_compaction(ctx: Context, p: Params) -> Any:
     keep = p.opt_int("keepRecentTokens")
-    await ctx.service.build_off_loop("compaction")
+    await ctx.service.build_off_loop(ctx.service.lazy.compaction)
     return await ctx.service.compaction.prepare(ctx.client, p.session(), keep)
 
 
@@ -205,7 +205,7 @@ async def compact(ctx: Context, p: Params) -> Any:
     if isinstance(token, str):
         check_no_lone_surrogate("workDoneToken", token)
     progress = Progress(ctx.client, token)
-    await ctx.service.build_off_loop("compaction")
+    await ctx.service.build_off_loop(ctx.service.lazy.compaction)
     return await ctx.service.compaction.compact(ctx.client, p.session(), instructions, progress)
 
 

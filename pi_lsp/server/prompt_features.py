@@ -44,7 +44,11 @@ def _folders(server: LanguageServer, ctx: Context) -> list[str]:
 
 
 def install(server: LanguageServer, ctx: Context) -> None:
-    """Register the prompt's LSP features on one connection's server."""
+    """Register the prompt's LSP features on one connection's server.
+
+    This builds the (lazy) prompt service, deliberately: ``initialized``, which every client sends
+    next, starts watching its folders. What must not wait for it, the first session requests, has
+    been answered before pygls took the connection (``early.py``)."""
     prompt = ctx.service.prompt
 
     @server.feature(types.INITIALIZED)

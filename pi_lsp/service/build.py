@@ -6,11 +6,11 @@ host. No service builds, imports or calls another; they meet only here. The serv
 resulting :class:`PiService` and its handlers call ``service.<part>.<method>``.
 
 Adding a service: write ``service/<name>.py`` with a class that takes the host (and whatever else
-it needs) in its constructor; build it below (on first use, in :meth:`PiService._build`, when its
-imports are heavy and the first requests do not need it, with its name in :data:`LAZY_SERVICES`);
-register its listeners here; have :meth:`PiService.close` call its ``aclose()`` (or add it to
-``closers``) if it starts background work; then add the handlers (see ARCHITECTURE.md, "Adding a
-method").
+it needs) in its constructor; build it below (on first use, as a :class:`Lazy` field of
+:class:`LazyServices` made in :meth:`PiService.__post_init__`, when its imports are heavy and the
+first requests do not need it); register its listeners here; have :meth:`PiService.close` call
+its ``aclose()`` (or add it to ``closers``) if it starts background work; then add the handlers
+(see ARCHITECTURE.md, "Adding a method").
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pi_lsp.agent.documents import EditorDocuments
 from pi_lsp.service.checkpoints import CheckpointService
@@ -36,21 +36,55 @@ if TYPE_CHECKING:
     from pi_lsp.service.prompt import PromptService
     from pi_lsp.service.runs import RunService
 
-LAZY_SERVICES = ("compaction", "branch_summary", "prompt", "runs", "model_clients")
-"""Built on first use, so a server answers its first session requests without importing the
-agent, the LLM client, compaction or the system-prompt machinery (see docs/benchmarks.md).
-``model_clients`` is the process's one cache of Anthropic SDK clients, which the runs borrow
-(a client per run would build a TLS context and open a connection every time)."""
+T = TypeVar("T")
+
+
+class Lazy(Generic[T]):
+    """A service built on first use, once, from any thread (``pi/buildContext`` asks the
+    compaction service in a worker); ``make`` imports its module."""
+
+    def __init__(self, make: Callable[[], T], lock: threading.RLock) -> None:
+        self._make = make
+        self._lock = lock  # one for all: building the runs builds the services they are given
+        self._value: T | None = None
+
+    def get(self) -> T:
+        value = self._value
+        if value is None:
+            with self._lock:
+                value = self._value
+                if value is None:
+                    value = self._value = self._make()
+        return value
+
+    @property
+    def built(self) -> T | None:
+        """The service if it has been built, else None (its listeners and closers skip it)."""
+        return self._value
+
+
+@dataclass(frozen=True)
+class LazyServices:
+    """The services built on first use, so a server answers its first session requests without
+    importing the agent, the LLM client, compaction or the system-prompt machinery (see
+    docs/benchmarks.md). ``model_clients`` is the process's one cache of Anthropic SDK clients,
+    which the runs borrow (a client per run would build a TLS context and open a connection every
+    time)."""
+
+    compaction: Lazy[CompactionService]
+    branch_summary: Lazy[BranchSummaryService]
+    prompt: Lazy[PromptService]
+    runs: Lazy[RunService]
+    model_clients: Lazy[ModelClients]
 
 
 @dataclass(eq=False)
 class PiService:
     """Every service of one server process, as built by :func:`build_service`.
 
-    ``host``, ``sessions`` and ``documents`` exist from the start; the services in
-    :data:`LAZY_SERVICES` are built (and their modules imported) when first used, once, from any
-    thread (``pi/buildContext`` asks the compaction service in a worker). Listeners and closers of
-    a service not built yet have nothing to do: it holds no state and runs nothing.
+    ``host``, ``sessions`` and ``documents`` exist from the start; those of :attr:`lazy` are built
+    (and their modules imported) when first used. Listeners and closers of a service not built
+    yet have nothing to do: it holds no state and runs nothing.
     """
 
     host: SessionHost
@@ -59,37 +93,39 @@ class PiService:
     checkpoints: CheckpointService
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # after the lazy ones
     reattach_grace: float = 0.0  # seconds a run outlives its connection (shared servers)
-    _built: dict[str, Any] = field(default_factory=dict)
-    _building: threading.RLock = field(default_factory=threading.RLock)  # runs builds the others
+    lazy: LazyServices = field(init=False)
 
-    def _lazy(self, name: str) -> Any:
-        built = self._built.get(name)
-        if built is None:
-            with self._building:
-                built = self._built.get(name)
-                if built is None:
-                    built = self._built[name] = self._build(name)
-        return built
+    def __post_init__(self) -> None:
+        lock = threading.RLock()
+        self.lazy = LazyServices(
+            compaction=Lazy(self._make_compaction, lock),
+            branch_summary=Lazy(self._make_branch_summary, lock),
+            prompt=Lazy(self._make_prompt, lock),
+            runs=Lazy(self._make_runs, lock),
+            model_clients=Lazy(self._make_model_clients, lock),
+        )
 
-    def _build(self, name: str) -> Any:
-        """One of :data:`LAZY_SERVICES`, its module imported now."""
-        if name == "compaction":
-            from pi_lsp.service.compaction import CompactionService
+    def _make_compaction(self) -> CompactionService:
+        from pi_lsp.service.compaction import CompactionService
 
-            return CompactionService(self.host)
-        if name == "branch_summary":
-            from pi_lsp.service.branch_summary import BranchSummaryService
+        return CompactionService(self.host)
 
-            return BranchSummaryService(self.host)
-        if name == "prompt":
-            from pi_lsp.service.prompt import PromptService
+    def _make_branch_summary(self) -> BranchSummaryService:
+        from pi_lsp.service.branch_summary import BranchSummaryService
 
-            return PromptService(self.host)
-        if name == "model_clients":
-            from pi_lsp.service.model_clients import ModelClients
+        return BranchSummaryService(self.host)
 
-            return ModelClients()
-        assert name == "runs"
+    def _make_prompt(self) -> PromptService:
+        from pi_lsp.service.prompt import PromptService
+
+        return PromptService(self.host)
+
+    def _make_model_clients(self) -> ModelClients:
+        from pi_lsp.service.model_clients import ModelClients
+
+        return ModelClients()
+
+    def _make_runs(self) -> RunService:
         from pi_lsp.service.runs import RunService  # pi/prompt and its companions
 
         prompt_text = self.prompt.system_prompt_text
@@ -105,34 +141,30 @@ class PiService:
 
     @property
     def compaction(self) -> CompactionService:
-        return cast("CompactionService", self._lazy("compaction"))
+        return self.lazy.compaction.get()
 
     @property
     def branch_summary(self) -> BranchSummaryService:
-        return cast("BranchSummaryService", self._lazy("branch_summary"))
+        return self.lazy.branch_summary.get()
 
     @property
     def prompt(self) -> PromptService:
-        return cast("PromptService", self._lazy("prompt"))
+        return self.lazy.prompt.get()
 
     @property
     def runs(self) -> RunService:
-        return cast("RunService", self._lazy("runs"))
+        return self.lazy.runs.get()
 
     @property
     def model_clients(self) -> ModelClients:
-        return cast("ModelClients", self._lazy("model_clients"))
+        return self.lazy.model_clients.get()
 
-    async def build_off_loop(self, name: str) -> None:
-        """Build ``name`` (one of :data:`LAZY_SERVICES`) in a worker thread if it is not built yet:
-        its first build imports seconds of modules, which on the event loop would stall every
-        other request meanwhile (the first ``pi/compact`` did)."""
-        if name not in self._built:
-            await self.host.in_thread(lambda: self._lazy(name))
-
-    def built(self, name: str) -> Any:
-        """The service ``name`` of :data:`LAZY_SERVICES` if it has been built, else None."""
-        return self._built.get(name)
+    async def build_off_loop(self, lazy: Lazy[Any]) -> None:
+        """Build ``lazy`` (one of :attr:`lazy`) in a worker thread if it is not built yet: its
+        first build imports seconds of modules, which on the event loop would stall every other
+        request meanwhile (the first ``pi/compact`` did)."""
+        if lazy.built is None:
+            await self.host.in_thread(lazy.get)
 
     @property
     def registry(self) -> Registry:
@@ -147,8 +179,8 @@ class PiService:
 
     def running(self) -> bool:
         """Whether a run is in progress (a shared server waits for it before exiting when idle)."""
-        runs = self.built("runs")
-        return runs is not None and bool(runs.running())
+        runs = self.lazy.runs.built
+        return runs is not None and runs.running()
 
     async def disconnect(self, client: Client) -> None:
         """The client's connection is gone: release its sessions, forget its state."""
@@ -157,8 +189,10 @@ class PiService:
     async def close(self) -> None:
         """Server exit: stop the services' background work (the runs first, then the model clients
         they borrowed), then the host's threads."""
-        for name in ("runs", "compaction", "prompt", "model_clients"):
-            if (built := self.built(name)) is not None:
+        lazy = self.lazy
+        closing: tuple[Lazy[Any], ...] = (lazy.runs, lazy.compaction, lazy.prompt, lazy.model_clients)
+        for each in closing:
+            if (built := each.built) is not None:
                 await built.aclose()
         for close in self.closers:
             await close()
@@ -177,7 +211,7 @@ def build_service(*, workers: int = 4, watch_interval: float = 0.3, reattach_gra
         return service.compaction.context_usage(*args)
 
     async def before_close(client: Client, session: Any) -> None:
-        if (runs := service.built("runs")) is not None:
+        if (runs := service.lazy.runs.built) is not None:
             await runs.before_close(client, session)
 
     listing = SessionListCache(DiskStore())  # pi/listSessions, persisted under <agentDir>/pi-lsp
@@ -192,18 +226,29 @@ def build_service(*, workers: int = 4, watch_interval: float = 0.3, reattach_gra
         reattach_grace=reattach_grace,
     )
 
-    def when_built(name: str, method: str) -> Callable[..., None]:
-        def listener(*args: Any) -> None:
-            if (built := service.built(name)) is not None:
-                getattr(built, method)(*args)
+    lazy = service.lazy
 
-        return listener
+    def prompt_roots_changed() -> None:
+        if (prompt := lazy.prompt.built) is not None:
+            prompt.sessions_changed()  # session cwds are roots
+
+    def approvals_reasked() -> None:
+        if (runs := lazy.runs.built) is not None:
+            runs.holders_changed()
+
+    def prompt_disconnect(client: Client) -> None:
+        if (prompt := lazy.prompt.built) is not None:
+            prompt.disconnect(client)
+
+    def runs_disconnect(client: Client) -> None:
+        if (runs := lazy.runs.built) is not None:
+            runs.disconnect(client)  # a run ends with its connection
 
     # auto-compaction after assistant messages (builds the compaction service on the first append)
     host.append_listeners.append(lambda *args: service.compaction.on_append(*args))
-    host.sessions_changed_listeners.append(when_built("prompt", "sessions_changed"))  # session cwds are roots
-    host.sessions_changed_listeners.append(when_built("runs", "holders_changed"))  # approvals re-asked
-    host.disconnect_listeners.append(when_built("prompt", "disconnect"))
-    host.disconnect_listeners.append(when_built("runs", "disconnect"))  # a run ends with its connection
+    host.sessions_changed_listeners.append(prompt_roots_changed)
+    host.sessions_changed_listeners.append(approvals_reasked)
+    host.disconnect_listeners.append(prompt_disconnect)
+    host.disconnect_listeners.append(runs_disconnect)
     host.disconnect_listeners.append(lambda client: documents.close_owner(str(client.id)))
     return service

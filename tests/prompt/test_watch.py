@@ -20,21 +20,12 @@ from typing import Literal
 import pytest
 
 from pi_lsp.prompt.watch import PromptWatcher
-from pi_lsp.prompt.watch_backends import watchdog_available
 from tests.prompt.helpers import Tree
 
 WAIT = 2.0
 QUIET = 0.35
 
-BACKENDS = [
-    pytest.param(
-        "watchdog",
-        marks=pytest.mark.skipif(
-            not watchdog_available(), reason="optional package watchdog is not installed"
-        ),
-    ),
-    "poll",
-]
+BACKENDS = ["watchdog", "poll"]  # watchdog is a dependency: never skipped
 
 
 class Recorder:

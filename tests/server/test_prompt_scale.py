@@ -116,7 +116,7 @@ async def test_roots_known_before_the_watcher_starts_are_planned_once(
             await service.sessions.new_session(
                 client, cwd=str(cwd), session_dir=None, parent_session=None, session_id=None, persist=False
             )
-        assert service.built("prompt") is None
+        assert service.lazy.prompt.built is None
         service.prompt.initialized(client, [str(workspace)])
         await service.prompt.get_system_prompt(
             client, str(workspace), tools=None, custom_prompt=None, append_prompt=None

@@ -8,7 +8,6 @@ from typing import Any
 
 from pi_lsp.agent.tools.base import Tool, ToolContext, ToolError, ToolResult, until_aborted
 from pi_lsp.agent.tools.images import SNIFF_BYTES, prepare_image, sniff_image_mime
-from pi_lsp.agent.tools.jsvalues import js_slice, num
 from pi_lsp.agent.tools.paths import resolve_read_path
 from pi_lsp.agent.tools.schemas import READ_PARAMETERS
 from pi_lsp.agent.tools.truncate import (
@@ -18,6 +17,8 @@ from pi_lsp.agent.tools.truncate import (
     truncate_head,
     utf8_len,
 )
+from pi_lsp.jscompat import js_number as num
+from pi_lsp.jscompat import js_slice
 from pi_lsp.jscompat import node_error_message as node_message
 from pi_lsp.prompt import pi_text
 
