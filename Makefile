@@ -6,7 +6,7 @@ ORACLE_DIR := .pi-oracle
 PI_VERSION := 0.73.1
 STAMP := $(VENV)/.installed
 
-.PHONY: setup oracle demo test test-fast lint typecheck bench bench-vscode clean vscode-test vscode-e2e
+.PHONY: setup oracle demo test test-fast lint lint-python lint-typescript lint-lua typecheck bench bench-vscode clean vscode-test vscode-e2e
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,11 +53,30 @@ vscode-e2e: setup $(VSCODE_DEPS)
 test-fast: setup
 	$(BIN)/pytest -q -x -m "not slow"
 
-# ruff, mypy --strict, and the layer rules of ARCHITECTURE.md (import-linter contracts in pyproject.toml).
-lint: setup
+# Every language's checks, one target (CI runs it):
+# Python: ruff (lint and format), mypy --strict, the rules of ARCHITECTURE.md (import-linter contracts
+# in pyproject.toml); TypeScript (vscode-client/): tsc and eslint; Lua (nvim-client/): StyLua
+# (nvim-client/stylua.toml, installed from tools/lua/package-lock.json) and luacheck
+# (nvim-client/.luacheckrc; Debian's lua-check package, which .ci/run installs).
+LUA_TOOLS := tools/lua/node_modules/.package-lock.json
+$(LUA_TOOLS): tools/lua/package-lock.json
+	cd tools/lua && npm ci --no-audit --no-fund --loglevel=error
+
+lint: lint-python lint-typescript lint-lua
+
+lint-python: setup
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+lint-typescript: $(VSCODE_DEPS)
+	cd vscode-client && npm run --silent typecheck && npm run --silent lint
+
+lint-lua: $(LUA_TOOLS)
+	tools/lua/node_modules/.bin/stylua --config-path nvim-client/stylua.toml --check nvim-client/lua
+	@command -v luacheck >/dev/null || { echo "luacheck is missing: apt-get install lua-check (or luarocks install luacheck)"; exit 1; }
+	cd nvim-client && luacheck --no-color lua
 
 bench: setup oracle
 	$(BIN)/python benchmarks/bench_session.py
