@@ -50,8 +50,10 @@ vscode-e2e: setup $(VSCODE_DEPS)
 	cd vscode-client && PYTHON=$(CURDIR)/$(BIN)/python npm run --silent package >/dev/null
 	cd vscode-client && npm run --silent e2e
 
+# The unit tests only: nothing that starts a server, runs the agent, runs pi or drives an editor
+# (the lane marks of tests/lanes.py); a few minutes on two cores. make test runs everything.
 test-fast: setup
-	$(BIN)/pytest -q -x -m "not slow"
+	$(BIN)/pytest -q -x -m "not (slow or server or agent or oracle or editor)"
 
 # Every language's checks, one target (CI runs it):
 # Python: ruff (lint and format), mypy --strict, the rules of ARCHITECTURE.md (import-linter contracts

@@ -29,7 +29,6 @@ sys.path.insert(0, str(REPO))
 from pi_lsp.prompt.assemble import TokenCounter, assemble_system_prompt  # noqa: E402
 from pi_lsp.prompt.system_prompt import PiDocsPaths  # noqa: E402
 from pi_lsp.prompt.watch import PromptWatcher  # noqa: E402
-from pi_lsp.prompt.watch_backends import watchdog_available  # noqa: E402
 
 DOCS = PiDocsPaths("/pkg/README.md", "/pkg/docs", "/pkg/examples")
 
@@ -177,7 +176,7 @@ def main() -> None:
         args.saves, args.rebuilds = 2, 1
 
     report: dict[str, Any] = {"watcher": {}}
-    backends = (["watchdog"] if watchdog_available() else []) + ["poll"]
+    backends = ["watchdog", "poll"]  # watchdog is a dependency
     for backend in backends:
         report["watcher"][backend] = bench_watcher(backend, args.saves)
     report["rebuild"], report["pi"] = bench_rebuild(args.rebuilds)

@@ -1,4 +1,5 @@
-"""Fixtures for every test: the pi oracle co-process, and the rule that CI never skips it."""
+"""Fixtures for every test: the pi oracle co-process, the rule that CI never skips it, and the
+lane marks (``tests/lanes.py``) that ``make test-fast`` selects by."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.lanes import mark_lanes
 from tests.oracle import REQUIRE_ENV, SKIP_PREFIX, PiOracle, oracle_required, require_oracle
 
 
@@ -28,3 +30,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if SKIP_PREFIX.strip() in reason:
             report.outcome = "failed"
             report.longrepr = f"{reason} ({REQUIRE_ENV} is set: pi must run here)"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with the lanes of what it starts (server, agent, oracle, editor)."""
+    mark_lanes(items)

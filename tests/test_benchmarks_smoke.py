@@ -16,6 +16,8 @@ import pytest
 
 from tests.oracle import REPO_ROOT, require_oracle
 
+pytestmark = pytest.mark.server  # the benchmarks start servers (and pi) in smoke mode
+
 BENCHMARKS = REPO_ROOT / "benchmarks"
 DOCS = REPO_ROOT / "docs" / "benchmarks.md"
 

@@ -18,6 +18,8 @@ ORACLE_TEST = "tests/compaction/test_cut_point.py::test_random_branches_match_pi
 DIRECT_SKIP = """
 import pytest
 
+pytestmark = pytest.mark.oracle  # runs pytest on oracle tests in subprocesses
+
 
 def test_skips_itself() -> None:
     pytest.skip("pi oracle unavailable: made up for this test")

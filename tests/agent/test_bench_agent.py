@@ -6,7 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.oracle import REPO_ROOT, optional_checks_run
+
+pytestmark = pytest.mark.agent  # the agent benchmark runs agents through servers
 
 
 def test_the_agent_benchmark_runs_in_smoke_mode() -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.server  # the benchmark starts a server
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
