@@ -13,16 +13,18 @@ import contextlib
 import json
 import os
 import shutil
+import subprocess
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pi_lsp.server.rpc_client import RpcClient, server_command
-from tests.llm.fake_anthropic import FakeAnthropic, Recorded, Reply
+from tests.llm.fake_anthropic import FakeAnthropic, Recorded, Reply, Text, ToolUse, assistant_stream
 from tests.pi.pi_rpc import PiRpc, pi_package_dir, write_agent_dir
+from tests.server.network_support import start_network_server
 
 API_KEY = "sk-ant-test-0123456789abcdef-secret"
 MODEL = "claude-sonnet-4-5"
@@ -188,8 +190,128 @@ class ChatClient:
         return state
 
     async def close(self) -> None:
+        """Shut the connection down (once: a test may close it early, its helper at the end)."""
+        if self._pump.cancelled():
+            return
         self._pump.cancel()
         await self.rpc.close()
+
+
+# ---------------------------------------------------------------------------------- chats
+
+HELLO = {"hello.txt": "line one\n"}
+
+
+def text_turn(text: str) -> Reply:
+    return Reply(events=assistant_stream(Text(text), message_id="m_" + text.split()[0]))
+
+
+def bash_turn(command: str, call_id: str = "toolu_B") -> Reply:
+    return Reply(
+        events=assistant_stream(ToolUse(call_id, "bash", {"command": command}), message_id="m_" + call_id)
+    )
+
+
+def tool_turn(*calls: tuple[str, str, dict[str, Any]]) -> Reply:
+    """One assistant turn calling ``(call id, tool name, arguments)`` in a batch."""
+    blocks = [ToolUse(call_id, name, args) for call_id, name, args in calls]
+    return Reply(events=assistant_stream(*blocks, message_id="m_" + calls[0][0]))
+
+
+async def no_process_left(marker: str) -> bool:
+    """True once no process's command line holds ``marker``: a SIGKILLed group may take a moment
+    to be gone on a loaded machine, so this looks again for up to 5 s (it never passes while one lives)."""
+    for _ in range(250):
+        if subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout == b"":
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+class Chat:
+    """A workspace, a fake model and one connected client with a fresh session."""
+
+    def __init__(self, ws: Workspace, fake: FakeAnthropic, client: ChatClient) -> None:
+        self.ws, self.fake, self.client = ws, fake, client
+
+    async def prompt(self, text: str, **extra: Any) -> Any:
+        return await self.client.rpc.request("pi/prompt", {"text": text, **extra})
+
+    async def request(self, method: str, **params: Any) -> Any:
+        return await self.client.rpc.request(method, params)
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The messages of the session file (file order)."""
+        return [e["message"] for e in self.ws.entries() if e["type"] == "message"]
+
+    async def entries(self) -> list[dict[str, Any]]:
+        """The session's entries (file order) as the server holds them (a new file is written once
+        it has an assistant message, as pi writes it)."""
+        result = await self.request("pi/getEntries")
+        return list(result["entries"])
+
+    async def checkpoints(self) -> list[dict[str, Any]]:
+        return [e for e in await self.entries() if e.get("customType") == "pi-lsp/checkpoint"]
+
+    def events(self, kind: str) -> list[dict[str, Any]]:
+        return [event for event in self.client.event_list() if event.get("type") == kind]
+
+
+async def open_chat(
+    replies: list[Reply], *, files: dict[str, str] | None = None, options: dict[str, Any] | None = None,
+    approvals: bool = True, env: dict[str, str] | None = None,
+) -> AsyncIterator[Chat]:  # fmt: skip
+    """One server over stdio with a fresh session on ``files`` (:data:`HELLO` if not given),
+    answering with ``replies``; used as ``async for chat in open_chat(...)``, cleaned up after."""
+    ws = Workspace(HELLO if files is None else files)
+    fake = FakeAnthropic(replies)
+    await fake.__aenter__()
+    write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+    client = await ChatClient.start(
+        ws, fake.url, approvals=approvals, options={"model": MODEL, **(options or {})}, env=env
+    )
+    try:
+        await client.new_session(ws)
+        yield Chat(ws, fake, client)
+    finally:
+        await client.close()
+        await fake.__aexit__(None, None, None)
+        ws.cleanup()
+
+
+@dataclass
+class TwoConnections:
+    """One TCP server and two editors connected to it, with auto-approval, no session yet."""
+
+    ws: Workspace
+    fake: FakeAnthropic
+    first: ChatClient
+    second: ChatClient
+
+
+@contextlib.asynccontextmanager
+async def two_connections(tmp_path: Path, replies: list[Reply]) -> AsyncIterator[TwoConnections]:
+    """A shared server (``--tcp``) on a :data:`HELLO` workspace and two connections to it; both
+    connections, the server and the workspace are gone afterwards."""
+    ws = Workspace(HELLO)
+    try:
+        async with FakeAnthropic(replies) as fake:
+            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+            server = await start_network_server(tmp_path, "--tcp", **ws.server_env(fake.url))
+            options = {"model": MODEL, "approval": "auto", "token": server.token}
+            clients: list[ChatClient] = []
+            try:
+                for _ in range(2):
+                    rpc = await RpcClient.connect(server.host, server.port)
+                    clients.append(await ChatClient.attach(rpc, ws, options=options))
+                yield TwoConnections(ws, fake, clients[0], clients[1])
+            finally:
+                for client in clients:
+                    await client.close()
+                server.process.kill()
+                await server.process.wait()
+    finally:
+        ws.cleanup()
 
 
 # ---------------------------------------------------------------------------------- comparing

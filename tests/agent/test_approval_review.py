@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.agent.test_approval_paths import batch, chat, result_text, tool_results
+from tests.agent.approval_support import batch, chat, result_text, tool_results
 from tests.llm.fake_anthropic import ToolUse
 
 ASK = {"approval": "ask"}

@@ -17,12 +17,21 @@ from typing import Any
 import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response
-from tests.agent.chat_support import MODEL, ChatClient, Workspace
-from tests.agent.test_runs import HELLO, Chat, bash_turn, no_process_left, open_chat, text_turn
+from tests.agent.chat_support import (
+    HELLO,
+    MODEL,
+    Chat,
+    ChatClient,
+    Workspace,
+    bash_turn,
+    no_process_left,
+    open_chat,
+    text_turn,
+    two_connections,
+)
 from tests.llm.fake_anthropic import FakeAnthropic
 from tests.pi.pi_rpc import write_agent_dir
-from tests.server.network_support import start_network_server
-from tests.server.test_startup import GATED
+from tests.server.support import GATED
 
 SESSION_BUSY = -32006
 ABORTED_BEFORE_RESPONSE = "Request was aborted."
@@ -78,34 +87,19 @@ async def test_twelve_prompts_sent_at_once_start_one_run() -> None:
 
 
 async def test_prompts_from_two_connections_start_one_run(tmp_path: Path) -> None:
-    ws = Workspace(HELLO)
-    async with FakeAnthropic([text_turn("Only one.")]) as fake:
-        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-        server = await start_network_server(tmp_path, "--tcp", **ws.server_env(fake.url))
-        options = {"model": MODEL, "approval": "auto", "token": server.token}
-        first, second = [
-            await ChatClient.attach(await RpcClient.connect(server.host, server.port), ws, options=options)
-            for _ in range(2)
-        ]
-        try:
-            session = (await first.new_session(ws))["sessionId"]
-            futures = []
-            for n in range(6):  # interleaved, each connection's own requests back to back
-                for name, client in (("first", first), ("second", second)):
-                    params = {"session": session, "text": f"prompt {n} from the {name} connection"}
-                    futures.append(client.rpc.request_future("pi/prompt", params)[1])
-            results, errors = await outcomes(futures)
-            assert [r["stopReason"] for r in results] == ["stop"]
-            assert len(errors) == 11 and {e.code for e in errors} == {SESSION_BUSY}
-            assert len(fake.requests) == 1
-            messages = [e["message"] for e in ws.entries() if e["type"] == "message"]
-            assert [m["role"] for m in messages] == ["user", "assistant"]
-        finally:
-            await first.close()
-            await second.close()
-            server.process.kill()
-            await server.process.wait()
-            ws.cleanup()
+    async with two_connections(tmp_path, [text_turn("Only one.")]) as both:
+        session = (await both.first.new_session(both.ws))["sessionId"]
+        futures = []
+        for n in range(6):  # interleaved, each connection's own requests back to back
+            for name, client in (("first", both.first), ("second", both.second)):
+                params = {"session": session, "text": f"prompt {n} from the {name} connection"}
+                futures.append(client.rpc.request_future("pi/prompt", params)[1])
+        results, errors = await outcomes(futures)
+        assert [r["stopReason"] for r in results] == ["stop"]
+        assert len(errors) == 11 and {e.code for e in errors} == {SESSION_BUSY}
+        assert len(both.fake.requests) == 1
+        messages = [e["message"] for e in both.ws.entries() if e["type"] == "message"]
+        assert [m["role"] for m in messages] == ["user", "assistant"]
 
 
 async def test_compact_and_branch_summary_sent_behind_a_prompt_are_busy() -> None:

@@ -15,8 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from pi_lsp.server.rpc_client import RpcClient
-from tests.agent.chat_support import MODEL, ChatClient, Workspace
-from tests.agent.test_runs import HELLO, bash_turn, no_process_left, text_turn
+from tests.agent.chat_support import (
+    HELLO,
+    MODEL,
+    ChatClient,
+    Workspace,
+    bash_turn,
+    no_process_left,
+    text_turn,
+)
 from tests.llm.fake_anthropic import FakeAnthropic, Reply
 from tests.pi.pi_rpc import write_agent_dir
 from tests.server.network_support import NetworkServer, run_server, start_network_server

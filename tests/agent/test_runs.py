@@ -8,75 +8,27 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError, server_command
-from tests.agent.chat_support import API_KEY, MODEL, ChatClient, Workspace
+from tests.agent.chat_support import (
+    API_KEY,
+    HELLO,
+    MODEL,
+    ChatClient,
+    Workspace,
+    bash_turn,
+    no_process_left,
+    open_chat,
+    text_turn,
+    two_connections,
+)
 from tests.agent.process_support import Markers, marked_pids, wait_started
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream, error_reply
 from tests.oracle import require_oracle
 from tests.pi.pi_rpc import PiRpc, write_agent_dir
-from tests.server.network_support import start_network_server
-
-
-async def no_process_left(marker: str) -> bool:
-    """True once no process's command line holds ``marker``: a SIGKILLed group may take a moment
-    to be gone on a loaded machine, so this looks again for up to 5 s (it never passes while one lives)."""
-    for _ in range(250):
-        if subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout == b"":
-            return True
-        await asyncio.sleep(0.02)
-    return False
-
-
-HELLO = {"hello.txt": "line one\n"}
-
-
-def bash_turn(command: str, call_id: str = "toolu_B") -> Reply:
-    return Reply(
-        events=assistant_stream(ToolUse(call_id, "bash", {"command": command}), message_id="m_" + call_id)
-    )
-
-
-def text_turn(text: str) -> Reply:
-    return Reply(events=assistant_stream(Text(text), message_id="m_" + text.split()[0]))
-
-
-class Chat:
-    """A workspace, a fake model and one connected client with a fresh session."""
-
-    def __init__(self, ws: Workspace, fake: FakeAnthropic, client: ChatClient) -> None:
-        self.ws, self.fake, self.client = ws, fake, client
-
-    async def prompt(self, text: str, **extra: Any) -> Any:
-        return await self.client.rpc.request("pi/prompt", {"text": text, **extra})
-
-    def messages(self) -> list[dict[str, Any]]:
-        return [e["message"] for e in self.ws.entries() if e["type"] == "message"]
-
-
-async def open_chat(
-    replies: list[Reply], *, options: dict[str, Any] | None = None, approvals: bool = True,
-    env: dict[str, str] | None = None,
-) -> AsyncIterator[Chat]:  # fmt: skip
-    ws = Workspace(HELLO)
-    fake = FakeAnthropic(replies)
-    await fake.__aenter__()
-    write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-    client = await ChatClient.start(
-        ws, fake.url, approvals=approvals, options={"model": MODEL, **(options or {})}, env=env
-    )
-    try:
-        await client.new_session(ws)
-        yield Chat(ws, fake, client)
-    finally:
-        await client.close()
-        await fake.__aexit__(None, None, None)
-        ws.cleanup()
-
 
 # ------------------------------------------------------------------------------ errors
 
@@ -145,24 +97,29 @@ async def test_bash_waits_for_approval_and_runs_when_allowed() -> None:
         )
 
 
-async def test_denied_unanswered_and_incapable_clients_get_pis_blocked_result(tmp_path: Any) -> None:
-    marker = tmp_path / "ran"
-    command = f"touch {marker}"
-    cases: list[tuple[bool, Any, str]] = [
+@pytest.mark.parametrize(
+    ("capable", "answer", "expected"),
+    [
         (True, lambda r: {"decision": "deny", "reason": "Not on my machine."}, "Not on my machine."),
         (True, lambda r: {"decision": "deny"}, "the user denied permission to run bash"),
         (True, None, "got no valid answer"),  # an error answer
         (False, None, "did not declare capabilities.experimental.pi.approvals"),
-    ]
-    for capable, answer, expected in cases:
-        async for chat in open_chat([bash_turn(command), text_turn("Ok.")], approvals=capable):
-            chat.client.answer_approval = answer
-            assert (await chat.prompt("run it"))["stopReason"] == "stop"
-            tool_result = chat.messages()[2]
-            assert tool_result["isError"] is True and tool_result["details"] == {}
-            assert expected in tool_result["content"][0]["text"]
-            assert not marker.exists()
-            assert bool(chat.client.approval_requests) == capable
+    ],
+    ids=["denied-with-reason", "denied", "unanswered", "incapable-client"],
+)
+async def test_denied_unanswered_and_incapable_clients_get_pis_blocked_result(
+    tmp_path: Any, capable: bool, answer: Any, expected: str
+) -> None:
+    marker = tmp_path / "ran"
+    command = f"touch {marker}"
+    async for chat in open_chat([bash_turn(command), text_turn("Ok.")], approvals=capable):
+        chat.client.answer_approval = answer
+        assert (await chat.prompt("run it"))["stopReason"] == "stop"
+        tool_result = chat.messages()[2]
+        assert tool_result["isError"] is True and tool_result["details"] == {}
+        assert expected in tool_result["content"][0]["text"]
+        assert not marker.exists()
+        assert bool(chat.client.approval_requests) == capable
 
 
 async def test_allow_always_covers_that_exact_command_for_the_session() -> None:
@@ -246,37 +203,21 @@ async def test_clear_queue_returns_the_texts() -> None:
 
 
 async def test_two_clients_see_the_events_and_the_run_state(tmp_path: Any) -> None:
-    ws = Workspace(HELLO)
-    async with FakeAnthropic([bash_turn("sleep 0.5; echo two"), text_turn("Done.")]) as fake:
-        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-        server = await start_network_server(tmp_path, "--tcp", **ws.server_env(fake.url))
-        options = {"model": MODEL, "approval": "auto", "token": server.token}
-        first = await ChatClient.attach(
-            await RpcClient.connect(server.host, server.port), ws, options=options
-        )
-        second = await ChatClient.attach(
-            await RpcClient.connect(server.host, server.port), ws, options=options
-        )
-        try:
-            state = await first.new_session(ws)
-            running = asyncio.ensure_future(first.rpc.request("pi/prompt", {"text": "start"}))
-            await first.wait_event(lambda e: e["type"] == "tool_execution_start")
-            await second.rpc.request("pi/openSession", {"path": state["file"]})  # flushed by now
-            joined = await second.rpc.request("pi/getRunState", {})
-            assert joined["running"] is True and [t["toolName"] for t in joined["tools"]] == ["bash"]
-            assert (await running)["stopReason"] == "stop"
-            await second.wait_event(lambda e: e["type"] == "agent_end")
-            first_seqs = [p["seq"] for p in first.events]
-            second_seqs = [p["seq"] for p in second.events]
-            assert first_seqs == list(range(1, len(first_seqs) + 1))
-            assert second_seqs == first_seqs[first_seqs.index(joined["seq"]) + 1 :]
-            assert {p["sessionId"] for p in second.events} == {state["sessionId"]}
-        finally:
-            await first.close()
-            await second.close()
-            server.process.kill()
-            await server.process.wait()
-            ws.cleanup()
+    async with two_connections(tmp_path, [bash_turn("sleep 0.5; echo two"), text_turn("Done.")]) as both:
+        first, second = both.first, both.second
+        state = await first.new_session(both.ws)
+        running = asyncio.ensure_future(first.rpc.request("pi/prompt", {"text": "start"}))
+        await first.wait_event(lambda e: e["type"] == "tool_execution_start")
+        await second.rpc.request("pi/openSession", {"path": state["file"]})  # flushed by now
+        joined = await second.rpc.request("pi/getRunState", {})
+        assert joined["running"] is True and [t["toolName"] for t in joined["tools"]] == ["bash"]
+        assert (await running)["stopReason"] == "stop"
+        await second.wait_event(lambda e: e["type"] == "agent_end")
+        first_seqs = [p["seq"] for p in first.events]
+        second_seqs = [p["seq"] for p in second.events]
+        assert first_seqs == list(range(1, len(first_seqs) + 1))
+        assert second_seqs == first_seqs[first_seqs.index(joined["seq"]) + 1 :]
+        assert {p["sessionId"] for p in second.events} == {state["sessionId"]}
 
 
 async def test_cancel_request_aborts_the_run_and_answers_with_it() -> None:
@@ -483,35 +424,20 @@ async def test_abort_ends_an_approval_wait_and_the_run_state_shows_it() -> None:
 
 
 async def test_a_run_ends_with_the_connection_that_started_it(tmp_path: Any) -> None:
-    ws = Workspace(HELLO)
-    async with FakeAnthropic([bash_turn("sleep 30.25"), text_turn("never")]) as fake:
-        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-        server = await start_network_server(tmp_path, "--tcp", **ws.server_env(fake.url))
-        options = {"model": MODEL, "approval": "auto", "token": server.token}
-        starter = await ChatClient.attach(
-            await RpcClient.connect(server.host, server.port), ws, options=options
-        )
-        watcher = await ChatClient.attach(
-            await RpcClient.connect(server.host, server.port), ws, options=options
-        )
+    async with two_connections(tmp_path, [bash_turn("sleep 30.25"), text_turn("never")]) as both:
+        starter, watcher = both.first, both.second
+        state = await starter.new_session(both.ws)
+        running = asyncio.ensure_future(starter.rpc.request("pi/prompt", {"text": "start"}))
+        await starter.wait_event(lambda e: e["type"] == "tool_execution_update")
+        await watcher.rpc.request("pi/openSession", {"path": state["file"]})
+        await starter.close()  # the editor goes away mid-run
+        running.cancel()
         try:
-            state = await starter.new_session(ws)
-            running = asyncio.ensure_future(starter.rpc.request("pi/prompt", {"text": "start"}))
-            await starter.wait_event(lambda e: e["type"] == "tool_execution_update")
-            await watcher.rpc.request("pi/openSession", {"path": state["file"]})
-            await starter.close()  # the editor goes away mid-run
-            running.cancel()
-            try:
-                end = await watcher.wait_event(lambda e: e["type"] == "agent_end", timeout=10)
-            except TimeoutError:
-                raise AssertionError([e["type"] for e in watcher.event_list()]) from None
-            assert end["stopReason"] == "aborted"
-            assert await no_process_left("sleep 30.25")
-        finally:
-            await watcher.close()
-            server.process.kill()
-            await server.process.wait()
-            ws.cleanup()
+            end = await watcher.wait_event(lambda e: e["type"] == "agent_end", timeout=10)
+        except TimeoutError:
+            raise AssertionError([e["type"] for e in watcher.event_list()]) from None
+        assert end["stopReason"] == "aborted"
+        assert await no_process_left("sleep 30.25")
 
 
 async def test_runs_honour_thinking_budgets_and_block_images() -> None:

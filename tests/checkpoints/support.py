@@ -1,4 +1,5 @@
-"""Helpers of the checkpoint tests: a workspace's exact file tree, hashes of a ``.git``, a chat."""
+"""Helpers of the checkpoint tests: a workspace's exact file tree, hashes of a ``.git``, a chat
+(``tests/agent/chat_support.py``'s, with the tools approved)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from tests.agent.chat_support import MODEL, ChatClient, Workspace
-from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
-from tests.pi.pi_rpc import write_agent_dir
+from tests.agent.chat_support import Chat, text_turn, tool_turn
+from tests.agent.chat_support import open_chat as open_chat_on
+from tests.llm.fake_anthropic import Reply
+
+__all__ = ["Chat", "file_tree", "git", "hash_dir", "open_chat", "text_turn", "tool_turn"]
 
 FileTree = dict[str, tuple[str, bytes | str, int]]
 
@@ -61,51 +64,11 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout.decode()
 
 
-def tool_turn(*calls: tuple[str, str, dict[str, Any]]) -> Reply:
-    blocks = [ToolUse(call_id, name, args) for call_id, name, args in calls]
-    return Reply(events=assistant_stream(*blocks, message_id="m_" + calls[0][0]))
-
-
-def text_turn(text: str) -> Reply:
-    return Reply(events=assistant_stream(Text(text), message_id="m_" + text.split()[0]))
-
-
-class Chat:
-    """A workspace, a fake model and one connected client with a fresh session."""
-
-    def __init__(self, ws: Workspace, fake: FakeAnthropic, client: ChatClient) -> None:
-        self.ws, self.fake, self.client = ws, fake, client
-
-    async def request(self, method: str, **params: Any) -> Any:
-        return await self.client.rpc.request(method, params)
-
-    async def entries(self) -> list[dict[str, Any]]:
-        """The session's entries (file order) as the server holds them (a new file is written once
-        it has an assistant message, as pi writes it)."""
-        result = await self.request("pi/getEntries")
-        return list(result["entries"])
-
-    async def checkpoints(self) -> list[dict[str, Any]]:
-        return [e for e in await self.entries() if e.get("customType") == "pi-lsp/checkpoint"]
-
-    def events(self, kind: str) -> list[dict[str, Any]]:
-        return [event for event in self.client.event_list() if event.get("type") == kind]
-
-
 async def open_chat(
     replies: list[Reply], files: dict[str, str] | None = None, options: dict[str, Any] | None = None
 ) -> AsyncIterator[Chat]:
-    ws = Workspace(files or {})
-    fake = FakeAnthropic(replies)
-    await fake.__aenter__()
-    write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-    client = await ChatClient.start(
-        ws, fake.url, options={"model": MODEL, "approval": "auto", **(options or {})}
-    )
-    try:
-        await client.new_session(ws)
-        yield Chat(ws, fake, client)
-    finally:
-        await client.close()
-        await fake.__aexit__(None, None, None)
-        ws.cleanup()
+    """:func:`tests.agent.chat_support.open_chat` on ``files`` (none by default), tools approved."""
+    async for chat in open_chat_on(
+        replies, files=files or {}, options={"approval": "auto", **(options or {})}
+    ):
+        yield chat

@@ -1,15 +1,30 @@
 """Running one of the Lua scripts of tests/nvim (which load ``harness.lua``) in a headless Neovim
-against the real server and a fake model: the config file, the environment, the process."""
+against the real server and a fake model: the config file, the environment, the process; where
+Neovim and the repository are, and the server command the plugin starts."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tests.nvim.test_nvim_client import NVIM, REPO, _server_cmd
+REPO = Path(__file__).resolve().parents[2]
+NVIM = shutil.which("nvim")
+
+
+def server_cmd() -> list[str]:
+    """The server command the plugin starts (the repository's venv, unless overridden)."""
+    override = os.environ.get("PI_NVIM_TEST_SERVER_CMD")  # a JSON list, e.g. to try another server
+    if override:
+        return list(json.loads(override))
+    venv_python = REPO / ".venv" / "bin" / "python"
+    python = str(venv_python) if venv_python.exists() else sys.executable
+    return [python, "-m", "pi_lsp"]
 
 
 async def run_lua(
@@ -25,7 +40,7 @@ async def run_lua(
     ``out`` (failing the test when Neovim failed or the script recorded an ``error``)."""
     out = tmp_path / "out.json"
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({"cmd": _server_cmd(), "settings": settings, "out": str(out), **extra}))
+    config.write_text(json.dumps({"cmd": server_cmd(), "settings": settings, "out": str(out), **extra}))
     full_env = {
         **env,
         "PI_NVIM_TEST_CONFIG": str(config),

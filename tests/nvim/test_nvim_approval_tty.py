@@ -23,7 +23,7 @@ import pytest
 
 from tests.agent.chat_support import MODEL, Workspace
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
-from tests.nvim.test_nvim_client import NVIM, REPO, _server_cmd
+from tests.nvim.headless import NVIM, REPO, server_cmd
 from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("approval_tty.lua")
@@ -103,7 +103,7 @@ async def test_stock_select_shows_the_diff_before_asking(tmp_path: Path) -> None
             out = tmp_path / "out.json"
             config = tmp_path / "config.json"
             settings: dict[str, Any] = {"model": MODEL, "sessionDir": str(ws.sessions), "approval": "ask"}
-            config.write_text(json.dumps({"cmd": _server_cmd(), "settings": settings, "out": str(out)}))
+            config.write_text(json.dumps({"cmd": server_cmd(), "settings": settings, "out": str(out)}))
             env = {
                 **ws.server_env(fake.url),
                 "TERM": "xterm-256color",

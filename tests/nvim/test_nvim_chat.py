@@ -10,8 +10,7 @@ import pytest
 
 from tests.agent.chat_support import MODEL, Workspace
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
-from tests.nvim.headless import run_lua
-from tests.nvim.test_nvim_client import NVIM
+from tests.nvim.headless import NVIM, run_lua
 from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("chat_e2e.lua")

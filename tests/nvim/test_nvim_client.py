@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,22 +20,13 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.nvim.headless import NVIM, REPO, server_cmd
+
 SCRIPT = Path(__file__).with_name("e2e.lua")
-NVIM = shutil.which("nvim")
 DEADLINE_S = 25.0
 DEEP_ENTRIES = 1200  # a linear chain: a nested pi/getTree answer would be ~2400 JSON levels deep
 
 pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
-
-
-def _server_cmd() -> list[str]:
-    override = os.environ.get("PI_NVIM_TEST_SERVER_CMD")  # a JSON list, e.g. to try another server
-    if override:
-        return list(json.loads(override))
-    venv_python = REPO / ".venv" / "bin" / "python"
-    python = str(venv_python) if venv_python.exists() else sys.executable
-    return [python, "-m", "pi_lsp"]
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -122,7 +111,7 @@ def _run_nvim(tmp: Path, agent_dir: Path) -> dict[str, Any]:
     config.write_text(
         json.dumps(
             {
-                "cmd": _server_cmd(),
+                "cmd": server_cmd(),
                 "sessions_dir": str(sessions_dir),
                 "workspace": str(workspace),
                 "results": str(results),

@@ -25,8 +25,7 @@ from tests.llm.fake_anthropic import (
     assistant_stream,
     error_reply,
 )
-from tests.nvim.headless import lsp_log, run_lua
-from tests.nvim.test_nvim_client import NVIM
+from tests.nvim.headless import NVIM, lsp_log, run_lua
 from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("commands_e2e.lua")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.nvim.test_nvim_client import NVIM, REPO, _server_cmd
+from tests.nvim.headless import NVIM, REPO, server_cmd
 
 SCRIPT = Path(__file__).with_name("quit.lua")
 
@@ -37,7 +37,7 @@ def test_quitting_neovim_logs_no_traceback(tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     config = tmp_path / "config.json"
-    command = [*_server_cmd(), "--log-file", str(server_log), "--log-level", "info"]
+    command = [*server_cmd(), "--log-file", str(server_log), "--log-level", "info"]
     config.write_text(json.dumps({"cmd": command, "ready": str(ready)}))
     env = {
         **os.environ,

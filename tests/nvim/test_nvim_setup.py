@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.nvim.test_nvim_client import NVIM, REPO
+from tests.nvim.headless import NVIM, REPO
 
 SCRIPT = Path(__file__).with_name("setup.lua")
 

@@ -17,7 +17,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.llm.fake_anthropic import Recorded, Reply, text_stream
-from tests.server.conftest import SERVER, raw_converter, server_env, wait_until
+from tests.server.support import SERVER, raw_converter, server_env, wait_until
 
 KEY = "sk-ant-api03-TESTSECRET-do-not-leak-0123456789"
 RECORDED = ("pi/sessionChanged", "pi/compactionStarted", "pi/compactionEnded", "$/progress")

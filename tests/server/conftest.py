@@ -1,78 +1,16 @@
-"""Fixtures for the language-server tests: a real server subprocess per test, over stdio.
-
-Every server (and CLI) subprocess gets ``PI_CODING_AGENT_DIR`` pointing into a temporary folder,
-so nothing here reads or writes ``~/.pi``.
-"""
+"""The ``client`` fixture of the language-server tests: a real server subprocess per test, over stdio
+(helpers in ``support.py``)."""
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import os
-import shutil
-import sys
-import tempfile
-import time
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-from typing import Any
+from collections.abc import AsyncIterator
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
-from pygls.protocol import default_converter
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from pi_lsp.server.rpc_client import RpcClient
-from tests.oracle import FIXTURES
-
-FIXTURE = FIXTURES / "branched-v3.jsonl"
-PI_FIXTURES = FIXTURES / "pi"
-AGENT_ROOT = Path(tempfile.mkdtemp(prefix="pi-lsp-tests-"))
-atexit.register(shutil.rmtree, AGENT_ROOT, ignore_errors=True)
-SERVER = [sys.executable, "-m", "pi_lsp"]
-
-
-def server_env(agent_dir: Path | None = None, **extra: str) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PI_CODING_AGENT")}
-    env["PI_CODING_AGENT_DIR"] = str(agent_dir or AGENT_ROOT / "agent")
-    env.pop("ANTHROPIC_API_KEY", None)
-    env.update(extra)
-    return env
-
-
-def raw_converter() -> Any:
-    """pygls' converter, but results and custom notifications stay plain JSON (no namedtuples)."""
-    converter = default_converter()
-    converter.register_structure_hook(
-        JsonRPCResponseMessage,
-        lambda obj, cls: cls(id=obj["id"], jsonrpc=obj["jsonrpc"], result=obj.get("result")),
-    )
-    converter.register_structure_hook(
-        JsonRPCNotification,
-        lambda obj, cls: cls(method=obj["method"], jsonrpc=obj["jsonrpc"], params=obj.get("params")),
-    )
-    converter.register_structure_hook(
-        JsonRPCRequestMessage,
-        lambda obj, cls: cls(
-            id=obj["id"], method=obj["method"], jsonrpc=obj["jsonrpc"], params=obj.get("params")
-        ),
-    )
-    return converter
-
-
-def make_client() -> LanguageClient:
-    client = LanguageClient(converter_factory=raw_converter)
-    pytest_lsp.client.register_lsp_features(client)
-    client.changes = []  # type: ignore[attr-defined]
-
-    @client.feature("pi/sessionChanged")
-    def on_changed(params: Any) -> None:
-        client.changes.append(params)  # type: ignore[attr-defined]
-
-    return client
+from tests.server.support import SERVER, make_client, server_env
 
 
 @pytest_lsp.fixture(
@@ -92,124 +30,3 @@ async def client(
     lsp_client.root = root  # type: ignore[attr-defined]
     yield lsp_client
     await lsp_client.shutdown_session()
-
-
-async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
-    return await asyncio.wait_for(
-        client.protocol.send_request_async(method, params if params is not None else {}), 30
-    )
-
-
-async def call_error(client: LanguageClient, method: str, params: Any = None) -> JsonRpcException:
-    with pytest.raises(JsonRpcException) as info:
-        await call(client, method, params)
-    return info.value
-
-
-async def wait_until(condition: Callable[[], Any], timeout: float = 5.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not met in time")
-
-
-def copy_fixture(tmp_path: Path, source: Path = FIXTURE, name: str | None = None) -> Path:
-    target = tmp_path / (name or source.name)
-    shutil.copyfile(source, target)
-    return target
-
-
-async def start_raw(tmp_path: Path, *args: str, **env: str) -> RpcClient:
-    client = await RpcClient.start([*SERVER, *args], env=server_env(tmp_path / "agent", **env), quiet=True)
-    await client.initialize(str(tmp_path))
-    return client
-
-
-# ---------------------------------------------------------------------- entries to append
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}
-
-
-def assistant(text: str, tool: dict[str, Any] | None = None) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
-    if tool:
-        content.append({"type": "toolCall", **tool})
-    return {
-        "type": "message",
-        "message": {
-            "role": "assistant",
-            "content": content,
-            "api": "anthropic-messages",
-            "provider": "anthropic",
-            "model": "claude-test",
-            "usage": {
-                "input": 1,
-                "output": 1,
-                "cacheRead": 0,
-                "cacheWrite": 0,
-                "totalTokens": 2,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-            },
-            "stopReason": "toolUse" if tool else "stop",
-        },
-    }
-
-
-def tool_result(call_id: str, text: str) -> dict[str, Any]:
-    return {
-        "type": "message",
-        "message": {
-            "role": "toolResult",
-            "toolCallId": call_id,
-            "toolName": "read",
-            "content": [{"type": "text", "text": text}],
-            "isError": False,
-        },
-    }
-
-
-def write_linear_session(
-    path: Path, count: int, session_id: str = "0197b000-0000-7000-8000-00000000beef"
-) -> Path:
-    """A v3 session of ``count`` alternating user/assistant messages in one chain, written fast."""
-    import orjson
-
-    header = {
-        "type": "session",
-        "version": 3,
-        "id": session_id,
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "cwd": str(path.parent),
-    }
-    lines = [orjson.dumps(header)]
-    parent = None
-    for number in range(count):
-        entry_id = f"{number:08x}"
-        stamp = f"2026-01-01T00:{(number // 60000) % 60:02d}:{(number // 1000) % 60:02d}.{number % 1000:03d}Z"
-        if number % 2 == 0:
-            message: dict[str, Any] = {
-                "role": "user",
-                "content": [{"type": "text", "text": f"question {number}"}],
-                "timestamp": 1767225600000 + number,
-            }
-        else:
-            message = assistant(f"answer {number}")["message"] | {"timestamp": 1767225600000 + number}
-        lines.append(
-            orjson.dumps(
-                {
-                    "type": "message",
-                    "id": entry_id,
-                    "parentId": parent,
-                    "timestamp": stamp,
-                    "message": message,
-                }
-            )
-        )
-        parent = entry_id
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    return path

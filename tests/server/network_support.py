@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.server.conftest import SERVER, server_env
+from tests.server.support import SERVER, run_cli, server_env
 
 ANNOUNCE = re.compile(rb"pi-lsp listening on (\w+)://\[?([\d.:a-f]+?)\]?:(\d+) token=(\S+)")
 
@@ -62,11 +62,4 @@ async def start_network_server(
 
 def run_server(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run ``pi-lsp ARGS`` to completion (for start-ups that must fail), stdin closed."""
-    return subprocess.run(
-        [*SERVER, *args],
-        env=server_env(tmp_path / "agent"),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_cli(tmp_path, *args, cwd=Path.cwd())

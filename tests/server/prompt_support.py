@@ -19,7 +19,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.server.conftest import SERVER, raw_converter, server_env
+from tests.server.support import SERVER, raw_converter, server_env
 
 CHANGED = "pi/systemPromptChanged"
 DIAGNOSTICS = "textDocument/publishDiagnostics"

@@ -17,7 +17,7 @@ from tests.server.compaction_support import (
     next_event,
     user_entry,
 )
-from tests.server.conftest import call, wait_until
+from tests.server.support import call, wait_until
 
 SETTINGS = {"contextWindow": 10000, "compaction": {"reserveTokens": 2000, "keepRecentTokens": 100}}
 OVERFLOW = "prompt is too long: 213462 tokens > 200000 maximum"

@@ -14,7 +14,7 @@ from typing import Any
 from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
 from pi_lsp.server.early import EARLY_METHODS
 from pi_lsp.server.rpc_client import RpcClient, RpcError
-from tests.server.conftest import SERVER, copy_fixture, server_env, start_raw
+from tests.server.support import SERVER, copy_fixture, server_env, start_raw
 
 INTERNAL_ERROR = -32603
 SURROGATE, NUL = "\ud800x", "\x00x"

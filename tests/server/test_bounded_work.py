@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError
-from tests.server.conftest import start_raw
+from tests.server.support import start_raw
 
 BACKTRACKING = "re:(a|aa)+z"  # exponential in the run of a's for a backtracking engine
 
@@ -81,7 +81,7 @@ def _hold_lock(path: Path) -> int:
 
 
 async def _four_locked_sessions(client: RpcClient, tmp_path: Path) -> list[tuple[str, Path, int]]:
-    from tests.server.conftest import assistant, user
+    from tests.server.support import assistant, user
 
     held = []
     for number in range(4):
@@ -96,7 +96,7 @@ async def _four_locked_sessions(client: RpcClient, tmp_path: Path) -> list[tuple
 async def test_writes_stuck_on_a_held_lock_time_out_and_free_the_pool(tmp_path: Path) -> None:
     import os
 
-    from tests.server.conftest import user
+    from tests.server.support import user
 
     client = await start_raw(tmp_path)
     held: list[tuple[str, Path, int]] = []
@@ -123,7 +123,7 @@ async def test_writes_stuck_on_a_held_lock_time_out_and_free_the_pool(tmp_path: 
 async def test_exit_exits_with_four_workers_stuck(tmp_path: Path) -> None:
     import os
 
-    from tests.server.conftest import user
+    from tests.server.support import user
 
     client = await start_raw(tmp_path)
     held: list[tuple[str, Path, int]] = []

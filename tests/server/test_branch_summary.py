@@ -4,6 +4,7 @@ real SDK and the fake Messages API, offline, cancelled (nothing written), and wi
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 
 from pi_lsp.llm.offline import OFFLINE_LABEL
@@ -20,7 +21,7 @@ from tests.server.compaction_support import (
     send,
     user_entry,
 )
-from tests.server.conftest import call, wait_until
+from tests.server.support import call, wait_until
 
 
 async def append(client: object, entry: dict[str, object]) -> str:
@@ -36,20 +37,35 @@ def edit_call() -> dict[str, object]:
     return entry
 
 
-async def test_navigate_with_a_branch_summary(tmp_path: Path) -> None:
+@dataclass
+class Branch:
+    """The session every test here navigates: u1 → a1 → u2 → edit call → tool result → a2 (leaf)."""
+
+    file: Path
+    u1: str
+    a1: str
+    u2: str
+
+
+async def explored_branch(client: object) -> Branch:
+    """A new session with a branch that explored (and edited) the parser, the leaf at its end."""
+    state = await call(client, "pi/newSession", {})  # type: ignore[arg-type]
+    u1 = await append(client, user_entry("Look at the project."))
+    a1 = await append(client, assistant_entry("It has a parser and a lexer.", 300))
+    u2 = await append(client, user_entry("Rewrite the parser with combinators."))
+    await append(client, edit_call())
+    await append(client, {"type": "message", "message": {"role": "toolResult", "toolCallId": "call_1",
+                          "toolName": "edit", "content": [{"type": "text", "text": "TOOL OUTPUT"}],
+                          "isError": False}})  # fmt: skip
+    await append(client, assistant_entry("The parser now uses combinators.", 500))
+    return Branch(Path(state["file"]), u1, a1, u2)
+
+
+async def test_a_summary_cancelled_while_the_model_streams_writes_nothing(tmp_path: Path) -> None:
     script = Script(then=Reply(events=text_stream("EXPLORED THE PARSER")))
     async with FakeAnthropic(route=script) as fake, lsp_server(tmp_path, base_url=fake.url) as client:
-        state = await call(client, "pi/newSession", {})
-        file = Path(state["file"])
-        u1 = await append(client, user_entry("Look at the project."))
-        a1 = await append(client, assistant_entry("It has a parser and a lexer.", 300))
-        u2 = await append(client, user_entry("Rewrite the parser with combinators."))
-        await append(client, edit_call())
-        await append(client, {"type": "message", "message": {"role": "toolResult", "toolCallId": "call_1",
-                              "toolName": "edit", "content": [{"type": "text", "text": "TOOL OUTPUT"}],
-                              "isError": False}})  # fmt: skip
-        await append(client, assistant_entry("The parser now uses combinators.", 500))
-
+        branch = await explored_branch(client)
+        file, a1 = branch.file, branch.a1
         # cancelled while the model streams: nothing is written, the leaf stays
         script.set(Reply(events=text_stream("slow"), stall_after=3))
         before = file.read_bytes()
@@ -62,6 +78,12 @@ async def test_navigate_with_a_branch_summary(tmp_path: Path) -> None:
         assert file.read_bytes() == before
         assert (await call(client, "pi/getSessionState", {}))["leafId"] == leaf
 
+
+async def test_navigate_with_a_branch_summary_writes_it_labelled_into_the_context(tmp_path: Path) -> None:
+    script = Script(then=Reply(events=text_stream("EXPLORED THE PARSER")))
+    async with FakeAnthropic(route=script) as fake, lsp_server(tmp_path, base_url=fake.url) as client:
+        branch = await explored_branch(client)
+        a1 = branch.a1
         # summarised: a branch_summary child of the new leaf, labelled, in the context
         fake.requests.clear()
         changes = len(events(client, "pi/sessionChanged"))
@@ -89,6 +111,14 @@ async def test_navigate_with_a_branch_summary(tmp_path: Path) -> None:
             result["leafId"],
         ]
 
+
+async def test_user_message_and_root_targets_and_nothing_abandoned(tmp_path: Path) -> None:
+    """Offline summaries: a user-message target gives its text back, the root one makes a new root,
+    and a target that continues the branch is a plain navigation."""
+    script = Script(then=Reply(events=text_stream("EXPLORED THE PARSER")))
+    async with FakeAnthropic(route=script) as fake, lsp_server(tmp_path, base_url=fake.url) as client:
+        branch = await explored_branch(client)
+        u1, a1, u2 = branch.u1, branch.a1, branch.u2
         # a user-message target: the leaf goes to its parent and the text returns to the editor
         configure(client, {"summarizer": "offline"})
         back = await call(client, "pi/navigate", {"targetId": u2, "summarize": True})
@@ -109,4 +139,4 @@ async def test_navigate_with_a_branch_summary(tmp_path: Path) -> None:
         await call(client, "pi/setLeaf", {"id": a1})
         forward = await call(client, "pi/navigate", {"targetId": offline["id"], "summarize": True})
         assert forward == {"leafId": offline["id"]}
-        assert len(fake.requests) == 1  # the offline summaries made no requests
+        assert fake.requests == []  # the offline summaries made no requests

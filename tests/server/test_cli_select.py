@@ -15,8 +15,7 @@ import orjson
 
 from pi_lsp.server.rpc_client import RpcClient
 from pi_lsp.session.paths import default_session_dir
-from tests.server.conftest import SERVER, server_env
-from tests.server.test_cli import run
+from tests.server.support import SERVER, run_cli, server_env
 
 OLD_ID = "0197b000-0000-7000-8000-00000000aaaa"
 NEW_ID = "0197b000-0000-7000-8000-00000000bbbb"
@@ -49,23 +48,23 @@ def project_with_sessions(tmp_path: Path) -> tuple[Path, dict[str, Path]]:
 
 def test_latest_and_id_prefixes_name_sessions_of_the_current_project(tmp_path: Path) -> None:
     project, _ = project_with_sessions(tmp_path)
-    latest = run(tmp_path, "context", "latest", cwd=project)
+    latest = run_cli(tmp_path, "context", "latest", cwd=project)
     assert latest.returncode == 0, latest.stderr
     assert "the new question" in latest.stdout and "the old question" not in latest.stdout
-    by_prefix = run(tmp_path, "tree", "--json", "5e55", cwd=project)
+    by_prefix = run_cli(tmp_path, "tree", "--json", "5e55", cwd=project)
     assert by_prefix.returncode == 0, by_prefix.stderr
     assert json.loads(by_prefix.stdout)["leafId"] == "m1"
-    assert "another question" in run(tmp_path, "tree", "5e55", cwd=project).stdout
-    old = run(tmp_path, "context", OLD_ID[:-2], cwd=project)
+    assert "another question" in run_cli(tmp_path, "tree", "5e55", cwd=project).stdout
+    old = run_cli(tmp_path, "context", OLD_ID[:-2], cwd=project)
     assert old.returncode == 0 and "the old question" in old.stdout
     # --cwd names the project from anywhere
-    elsewhere = run(tmp_path, "context", "latest", "--cwd", str(project))
+    elsewhere = run_cli(tmp_path, "context", "latest", "--cwd", str(project))
     assert "the new question" in elsewhere.stdout
 
 
 def test_an_ambiguous_prefix_lists_the_candidates(tmp_path: Path) -> None:
     project, _ = project_with_sessions(tmp_path)
-    result = run(tmp_path, "tree", "0197b", cwd=project)
+    result = run_cli(tmp_path, "tree", "0197b", cwd=project)
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith("pi-lsp: error: '0197b' starts 2 session ids; give more of one:")
     assert NEW_ID in result.stderr and OLD_ID in result.stderr and OTHER_ID not in result.stderr
@@ -74,17 +73,17 @@ def test_an_ambiguous_prefix_lists_the_candidates(tmp_path: Path) -> None:
 
 def test_no_match_differs_from_no_sessions(tmp_path: Path) -> None:
     project, _ = project_with_sessions(tmp_path)
-    unknown = run(tmp_path, "context", "zzz", cwd=project)
+    unknown = run_cli(tmp_path, "context", "zzz", cwd=project)
     assert unknown.returncode == 1
     assert "no file named 'zzz' and no session of" in unknown.stderr and "3 sessions" in unknown.stderr
     empty = tmp_path / "empty-project"
     empty.mkdir()
-    nothing = run(tmp_path, "tree", "latest", cwd=empty)
+    nothing = run_cli(tmp_path, "tree", "latest", cwd=empty)
     assert nothing.returncode == 1 and f"no sessions of {empty}" in nothing.stderr
 
-    listed = run(tmp_path, "sessions", "zebra", cwd=project)
+    listed = run_cli(tmp_path, "sessions", "zebra", cwd=project)
     assert listed.returncode == 0 and listed.stdout.startswith("no match for 'zebra' among 3 sessions of")
-    none = run(tmp_path, "sessions", cwd=empty)
+    none = run_cli(tmp_path, "sessions", cwd=empty)
     assert none.returncode == 0 and none.stdout.startswith(f"no sessions of {empty}")
     assert "no match" not in none.stdout
 
@@ -93,7 +92,7 @@ def test_a_file_argument_still_wins(tmp_path: Path) -> None:
     project, files = project_with_sessions(tmp_path)
     named_latest = project / "latest"
     named_latest.write_bytes(files["old"].read_bytes())  # a file called "latest" is that file
-    result = run(tmp_path, "context", "latest", cwd=project)
+    result = run_cli(tmp_path, "context", "latest", cwd=project)
     assert result.returncode == 0 and "the old question" in result.stdout
 
 
@@ -150,5 +149,5 @@ async def test_stdio_flag_is_accepted(tmp_path: Path) -> None:
         assert (await client.request("pi/listSessions", {"cwd": str(tmp_path)}))["sessions"] == []
     finally:
         await client.close()
-    conflicting = run(tmp_path, "--stdio", "--tcp", "127.0.0.1:0")
+    conflicting = run_cli(tmp_path, "--stdio", "--tcp", "127.0.0.1:0")
     assert conflicting.returncode == 2 and "not allowed with" in conflicting.stderr

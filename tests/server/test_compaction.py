@@ -31,7 +31,7 @@ from tests.server.compaction_support import (
     sent_key,
     user_entry,
 )
-from tests.server.conftest import PI_FIXTURES, call, call_error, wait_until
+from tests.server.support import PI_FIXTURES, call, call_error, wait_until
 
 BEFORE = PI_FIXTURES / "before-compaction.jsonl"
 
@@ -177,6 +177,22 @@ async def test_compact_through_the_messages_api(tmp_path: Path, request: pytest.
                 assert loaded["leafId"] == result["entryId"]
                 assert loaded["context"]["messages"] == ours["messages"]
 
+        log_text = client.log_file.read_text()  # type: ignore[attr-defined]
+        assert "pi/compact" in log_text and KEY not in log_text
+        assert KEY not in file.read_text()
+
+
+async def test_a_second_compaction_carries_the_first_and_offline_needs_no_api(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    pi_oracle = maybe_oracle(request)
+    file = copy_before(tmp_path)
+    async with FakeAnthropic(route=history_or_prefix) as fake:
+        settings = {"model": "claude-test-model"}
+        async with lsp_server(tmp_path, key=KEY, base_url=fake.url, settings=settings) as client:
+            state = await call(client, "pi/openSession", {"path": str(file)})
+            result = await call(client, "pi/compact", {})
+
             # a second compaction carries the first summary as the previous one
             configure(client, {"model": "claude-test-model", "compaction": {"keepRecentTokens": 5}})
             await call(
@@ -211,10 +227,6 @@ async def test_compact_through_the_messages_api(tmp_path: Path, request: pytest.
             assert offline["summarizer"] == "offline" and not fake.requests
             assert OFFLINE_LABEL in offline["summary"]
             assert state["file"] == str(file)
-
-        log_text = client.log_file.read_text()  # type: ignore[attr-defined]
-        assert "pi/compact" in log_text and KEY not in log_text
-        assert KEY not in file.read_text()
 
 
 async def test_offline_compaction_without_a_key(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from tests.server.compaction_support import (
     new_session_with_turns,
     send,
 )
-from tests.server.conftest import call, call_error
+from tests.server.support import call, call_error
 
 RETRY = {"baseDelayMs": 10, "provider": {"maxRetries": 1, "maxRetryDelayMs": 3000, "timeoutMs": 5000}}
 SETTINGS = {"compaction": {"keepRecentTokens": 100}, "retry": RETRY}

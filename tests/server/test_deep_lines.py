@@ -11,8 +11,8 @@ from typing import Any
 
 from pi_lsp.server.rpc_client import RpcClient
 from pi_lsp.session.jsonl import loads_line
-from tests.server.conftest import start_raw
-from tests.session.test_deep_lines import deep_session
+from tests.server.support import start_raw
+from tests.session.deep_sessions import deep_session
 
 DEPTH = 100_000
 

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from tests.server.conftest import server_env
-from tests.server.test_cli import run
+from tests.server.support import run_cli, server_env
 
 
 def _demo_folder(out: str) -> Path:
@@ -25,7 +24,7 @@ def _session_file(out: str) -> Path:
 
 
 def test_demo_runs_offline_in_a_given_folder(tmp_path: Path) -> None:
-    result = run(tmp_path, "demo", "--dir", str(tmp_path / "demo"))
+    result = run_cli(tmp_path, "demo", "--dir", str(tmp_path / "demo"))
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "editor: 'Show main() with type hints.'" in out
@@ -47,7 +46,7 @@ def test_demo_runs_offline_in_a_given_folder(tmp_path: Path) -> None:
 
 
 def test_the_answer_matches_what_the_tool_read(tmp_path: Path) -> None:
-    out = run(tmp_path, "demo", "--dir", str(tmp_path / "demo")).stdout
+    out = run_cli(tmp_path, "demo", "--dir", str(tmp_path / "demo")).stdout
     messages = [
         entry["message"]
         for entry in map(orjson.loads, _session_file(out).read_bytes().splitlines())
@@ -69,7 +68,7 @@ def test_the_answer_matches_what_the_tool_read(tmp_path: Path) -> None:
 
 
 def test_demo_removes_its_temporary_folder(tmp_path: Path) -> None:
-    result = run(tmp_path, "demo")
+    result = run_cli(tmp_path, "demo")
     assert result.returncode == 0, result.stderr
     folder = _demo_folder(result.stdout)
     assert not folder.exists()

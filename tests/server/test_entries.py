@@ -9,7 +9,7 @@ from typing import Any
 from pytest_lsp import LanguageClient
 
 from pi_lsp.session import build_session_context
-from tests.server.conftest import (
+from tests.server.support import (
     FIXTURE,
     assistant,
     call,

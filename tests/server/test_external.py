@@ -6,7 +6,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from tests.server.conftest import assistant, copy_fixture, start_raw, user
+from tests.server.support import assistant, copy_fixture, start_raw, user
 
 
 async def test_two_servers_see_each_others_appends(tmp_path: Path) -> None:

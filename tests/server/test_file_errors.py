@@ -22,7 +22,7 @@ import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError
 from tests.oracle import PiOracle, optional_checks_run
-from tests.server.conftest import SERVER, assistant, server_env, start_raw, user
+from tests.server.support import SERVER, assistant, server_env, start_raw, user
 
 FILE_ERROR = -32007
 

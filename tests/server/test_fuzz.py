@@ -18,7 +18,7 @@ from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
 from pi_lsp.server.reserved import RESERVED_METHODS
 from pi_lsp.server.rpc_client import RpcClient
 from pi_lsp.session.jsonl import loads_line
-from tests.server.conftest import copy_fixture, start_raw
+from tests.server.support import copy_fixture, start_raw
 
 T = TypeVar("T")
 METHODS = [*IMPLEMENTED_METHODS, *RESERVED_METHODS, "pi/notAMethod"]

@@ -10,7 +10,7 @@ import orjson
 
 from pi_lsp.session.jsonl import MAX_LINE_BYTES
 from pi_lsp.session.paths import default_session_dir
-from tests.server.conftest import start_raw
+from tests.server.support import start_raw
 from tests.session.helpers import header, msg_entry
 
 

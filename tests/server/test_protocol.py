@@ -13,7 +13,7 @@ import pytest
 from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
 from pi_lsp.server.reserved import RESERVED_METHODS
 from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response
-from tests.server.conftest import SERVER, server_env, start_raw, user, write_linear_session
+from tests.server.support import SERVER, server_env, start_raw, user, write_linear_session
 
 ALL_METHODS = [*IMPLEMENTED_METHODS, *RESERVED_METHODS]
 NO_PARAMS_OK = {"pi/newSession", "pi/continueRecent", "pi/listSessions"}

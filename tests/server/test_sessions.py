@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pytest_lsp import LanguageClient
 
-from tests.server.conftest import PI_FIXTURES, assistant, call, call_error, copy_fixture, user, wait_until
+from tests.server.support import PI_FIXTURES, assistant, call, call_error, copy_fixture, user, wait_until
 
 
 async def test_new_session_persisted_and_written_on_first_assistant(client: LanguageClient) -> None:

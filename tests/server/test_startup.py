@@ -17,36 +17,7 @@ import orjson
 import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response
-from tests.server.conftest import FIXTURE, server_env
-
-GATED = r"""
-import importlib.abc, os, sys, time
-
-gate, log = sys.argv[1], sys.argv[2]
-WATCHED = (
-    "anthropic", "lsprotocol", "pygls", "pi_lsp.service.runs", "pi_lsp.agent.tools", "pi_lsp.llm.stream"
-)
-
-
-class Gate(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.startswith(WATCHED) and name not in seen:
-            seen.add(name)
-            with open(log, "a") as handle:
-                handle.write(name + "\n")
-        if name == "lsprotocol":
-            while not os.path.exists(gate):
-                time.sleep(0.005)
-        return None
-
-
-seen = set()
-sys.meta_path.insert(0, Gate())
-sys.argv = ["pi-lsp"]
-from pi_lsp.cli import main
-
-raise SystemExit(main())
-"""
+from tests.server.support import FIXTURE, GATED, server_env
 
 
 def _imported(log: Path) -> list[str]:

@@ -19,8 +19,8 @@ import orjson
 import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError
-from tests.server.conftest import SERVER, assistant, server_env, user
 from tests.server.network_support import NetworkServer, run_server, start_network_server
+from tests.server.support import SERVER, assistant, server_env, user
 
 needs_websockets = pytest.mark.skipif(
     importlib.util.find_spec("websockets") is None, reason="websockets is not installed"

@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from pi_lsp.server.rpc_client import RpcClient, RpcError
-from tests.server.conftest import user
 from tests.server.network_support import run_server, start_network_server
+from tests.server.support import user
 
 
 async def test_tcp_clients_share_sessions_but_not_the_active_one(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from tests.server.conftest import start_raw
 from tests.server.prompt_support import (
     burst,
     call,
@@ -19,6 +18,7 @@ from tests.server.prompt_support import (
     wait_diagnostics,
     wait_watching,
 )
+from tests.server.support import start_raw
 
 SETTINGS = """{
   "compaction": {"keepRecentTokens": 5000},
