@@ -6,6 +6,11 @@ messages, ``pi/getRunState`` and other clients are served meanwhile);
 every event goes to every client holding the session as ``pi/event {sessionId, seq, event}``, and
 every message is appended to the session when it ends, under the session's lock, as pi writes it.
 Approvals are asked of the client that started the run (``pi/requestApproval``).
+
+This module admits, prepares and ends runs; the parts live beside it: a session's chat state
+(:mod:`.chat_state`), one run's hooks and runner (:mod:`.run_hooks`), the model choice
+(:mod:`.model_choice`), ``pi/getSessionStats`` (:mod:`.session_stats`) and ``pi/bash``
+(:mod:`.user_shell`).
 """
 
 from __future__ import annotations
