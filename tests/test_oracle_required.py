@@ -11,14 +11,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.oracle import REPO_ROOT, REQUIRE_ENV
+
+pytestmark = pytest.mark.oracle  # runs pytest on oracle tests in subprocesses
 
 ORACLE_TEST = "tests/compaction/test_cut_point.py::test_random_branches_match_pi"
 
 DIRECT_SKIP = """
 import pytest
-
-pytestmark = pytest.mark.oracle  # runs pytest on oracle tests in subprocesses
 
 
 def test_skips_itself() -> None:

@@ -27,6 +27,13 @@ def server_cmd() -> list[str]:
     return [python, "-m", "pi_lsp"]
 
 
+def nvim_argv(script: Path, *, headless: bool = True) -> list[str]:
+    """Neovim with no user config, the plugin on its runtime path, running ``script``."""
+    assert NVIM is not None
+    return [NVIM, *(["--headless"] if headless else []), "--clean", "-u", "NONE", "-i", "NONE", "-n",
+            "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {script}"]  # fmt: skip
+
+
 async def run_lua(
     script: Path,
     tmp_path: Path,
@@ -51,8 +58,7 @@ async def run_lua(
     }
     assert NVIM is not None
     nvim = await asyncio.create_subprocess_exec(
-        NVIM, "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
-        "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {script}",
+        *nvim_argv(script),
         cwd=cwd, env=full_env, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip

@@ -23,7 +23,7 @@ import pytest
 
 from tests.agent.chat_support import MODEL, Workspace
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
-from tests.nvim.headless import NVIM, REPO, server_cmd
+from tests.nvim.headless import NVIM, nvim_argv, server_cmd
 from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("approval_tty.lua")
@@ -57,10 +57,7 @@ def _read_until(fd: int, wanted: bytes, deadline: float, screen: bytearray) -> b
 def _drive(env: dict[str, str], cwd: Path, out: Path, timeout: float) -> tuple[bytes, int]:
     """Run Neovim on a pseudo-terminal; returns the screen bytes up to the question and its exit code."""
     assert NVIM is not None
-    argv = [
-        NVIM, "--clean", "-u", "NONE", "-i", "NONE", "-n",
-        "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {SCRIPT}",
-    ]  # fmt: skip
+    argv = nvim_argv(SCRIPT, headless=False)
     pid, fd = pty.fork()
     if pid == 0:  # the child: Neovim on the terminal
         os.chdir(cwd)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.nvim.headless import NVIM, REPO, server_cmd
+from tests.nvim.headless import NVIM, nvim_argv, server_cmd
 
 SCRIPT = Path(__file__).with_name("e2e.lua")
 DEADLINE_S = 25.0
@@ -131,20 +131,7 @@ def _run_nvim(tmp: Path, agent_dir: Path) -> dict[str, Any]:
         "NVIM_LOG_FILE": str(tmp / "nvim.log"),
     }
     env.pop("ANTHROPIC_API_KEY", None)
-    command = [
-        str(NVIM),
-        "--headless",
-        "--clean",
-        "-u",
-        "NONE",
-        "-i",
-        "NONE",
-        "-n",
-        "--cmd",
-        f"set rtp+={REPO / 'nvim-client'}",
-        "-c",
-        f"luafile {SCRIPT}",
-    ]
+    command = nvim_argv(SCRIPT)
     started = time.monotonic()
     proc = subprocess.Popen(
         command,

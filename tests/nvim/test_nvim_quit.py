@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.nvim.headless import NVIM, REPO, server_cmd
+from tests.nvim.headless import NVIM, nvim_argv, server_cmd
 
 SCRIPT = Path(__file__).with_name("quit.lua")
 
@@ -50,20 +50,7 @@ def test_quitting_neovim_logs_no_traceback(tmp_path: Path) -> None:
     }
     env.pop("ANTHROPIC_API_KEY", None)
     done = subprocess.run(
-        [
-            str(NVIM),
-            "--headless",
-            "--clean",
-            "-u",
-            "NONE",
-            "-i",
-            "NONE",
-            "-n",
-            "--cmd",
-            f"set rtp+={REPO / 'nvim-client'}",
-            "-c",
-            f"luafile {SCRIPT}",
-        ],
+        nvim_argv(SCRIPT),
         cwd=workspace,
         env=env,
         stdin=subprocess.DEVNULL,
