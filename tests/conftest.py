@@ -1,4 +1,5 @@
-"""Fixtures for every test: the pi oracle co-process, and the rule that CI never skips it."""
+"""Fixtures for every test: the pi oracle co-process, the rule that CI never skips it, and the
+protocol shape check of every message the tests receive from a server (``tests/shape_check.py``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests import shape_check
 from tests.oracle import REQUIRE_ENV, SKIP_PREFIX, PiOracle, oracle_required, require_oracle
+
+shape_check.install()
 
 
 @pytest.fixture(scope="session")
@@ -28,3 +32,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if SKIP_PREFIX.strip() in reason:
             report.outcome = "failed"
             report.longrepr = f"{reason} ({REQUIRE_ENV} is set: pi must run here)"
+
+
+@pytest.fixture(autouse=True)
+def server_answers_have_declared_shapes() -> Iterator[None]:
+    """Fail a test whose server sent a result, notification or event the protocol does not declare."""
+    shape_check.take_problems()
+    yield
+    problems = shape_check.take_problems()
+    assert not problems, "the server's messages differ from pi_lsp/protocol:\n" + "\n".join(problems[:10])

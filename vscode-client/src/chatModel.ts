@@ -1,5 +1,6 @@
 /** The chat transcript as plain messages: drawn from pi/getBranch, then advanced by pi/event (pure). */
 import { toolSummary } from "./toolCards";
+import type { PiEvent } from "./protocol";
 
 /** `compaction` and `branchSummary` are summary cards: a compaction entry, a `branch_summary` entry. */
 export type ChatKind = "user" | "assistant" | "tool" | "compaction" | "branchSummary";
@@ -290,11 +291,11 @@ export class ChatTranscript {
   }
 
   /** Apply one pi/event; returns whether anything visible changed. */
-  apply(event: Json): boolean {
+  apply(event: PiEvent): boolean {
     this.lastTouched = undefined;
     switch (event.type) {
       case "message_start": {
-        const message = event.message as Json;
+        const message = event.message;
         if (message.role === "user") {
           this.sentUser = userMessage(`user:${this.messages.length}`, message.content);
           this.messages.push(this.sentUser);
@@ -310,7 +311,7 @@ export class ChatTranscript {
         return false;
       }
       case "message_update": {
-        const update = event.assistantMessageEvent as Json | undefined;
+        const update = event.assistantMessageEvent;
         if (!this.streaming || (update?.type !== "text_delta" && update?.type !== "thinking_delta")) return false;
         const delta = typeof update.delta === "string" ? update.delta : "";
         if (update.type === "text_delta") this.streaming.text += delta;
@@ -320,7 +321,7 @@ export class ChatTranscript {
         return true;
       }
       case "message_end": {
-        const message = event.message as Json;
+        const message = event.message;
         if (message.role === "user" && this.sentUser && typeof event.entryId === "string") {
           this.settle(this.sentUser, event.entryId);
           this.sentUser = undefined;
@@ -341,22 +342,21 @@ export class ChatTranscript {
         return true;
       }
       case "tool_execution_start":
-        this.addTool(String(event.toolCallId), String(event.toolName), event.args, true);
+        this.addTool(event.toolCallId, event.toolName, event.args, true);
         return true;
       case "tool_execution_update":
-        this.finishTool(String(event.toolCallId), contentText((event.partialResult as Json | undefined)?.content), false, true);
-        this.lastTouched = this.tools.get(String(event.toolCallId));
+        this.finishTool(event.toolCallId, contentText(event.partialResult.content), false, true);
+        this.lastTouched = this.tools.get(event.toolCallId);
         return true;
       case "compaction_end": {
         // A compaction written during a run: its card goes where it happened (once, by entry id).
-        const result = (event.result ?? {}) as Json;
-        const card = compactionCard(result.entryId, result.summary, result.tokensBefore);
+        const card = compactionCard(event.result?.entryId, event.result?.summary, event.result?.tokensBefore);
         if (!card || this.messages.some((message) => message.key === card.key)) return false;
         this.messages.push(card);
         return true;
       }
       case "tool_execution_end":
-        this.finishTool(String(event.toolCallId), contentText((event.result as Json | undefined)?.content), event.isError === true, false);
+        this.finishTool(event.toolCallId, contentText(event.result.content), event.isError, false);
         return true;
       default:
         return false;
