@@ -3,6 +3,10 @@
 Every definition in :mod:`pi_lsp.protocol` is made of these frozen values, so the generators
 (TypeScript, Lua, the docs' tables) and the shape checker walk one tree instead of each keeping its
 own copy of the contract. Nothing here knows about pygls or the server.
+
+The values are never changed after the definitions are made (treat them as frozen). The classes are
+plain dataclasses without generated ``__eq__``/``__repr__``/frozen setters: those cost milliseconds
+per class at import, and the stdio start-up imports this package before it answers ``initialize``.
 """
 
 from __future__ import annotations
@@ -10,21 +14,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Prim:
     """A JSON primitive: ``string``, ``number``, ``integer``, ``boolean``, ``null`` or ``any``."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Literal:
     """Exactly this string (an event's ``type``, a fixed ``provider``)."""
 
     value: str
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Enum:
     """One of a named set of strings (thinking levels, stop reasons, ...)."""
 
@@ -33,31 +37,31 @@ class Enum:
     doc: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Ref:
     """A named object type used before it is complete (a tree node's children)."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Array:
     item: Type
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class MapOf:
     """An object used as a map: any keys, every value of one type."""
 
     value: Type
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Union:
     options: tuple[Type, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Field:
     name: str
     type: Type
@@ -65,7 +69,7 @@ class Field:
     doc: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Obj:
     """A JSON object. ``name`` makes it a named type (an interface in TypeScript).
 
@@ -120,7 +124,7 @@ def extend(base: Obj, *fields: Field, name: str = "", doc: str = "") -> Obj:
     return Obj(kept + tuple(fields), name, base.open, doc or base.doc)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Method:
     """A client → server request of the contract (``pi/...``)."""
 
@@ -138,7 +142,7 @@ class Method:
         return self.name.split("/", 1)[1]
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Notification:
     """A server → client notification (or, with ``result``, a server → client request)."""
 
@@ -152,7 +156,7 @@ class Notification:
         return self.name.split("/", 1)[1]
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Event:
     """One ``pi/event`` ``event`` type: ``{type: <name>, ...fields}``."""
 
@@ -165,7 +169,7 @@ class Event:
         return Obj((Field("type", Literal(self.type)), *self.fields))
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class ErrorCode:
     name: str
     code: int
