@@ -24,7 +24,7 @@ from pi_lsp.protocol.enums import (
     SESSION_CHANGED_REASON,
     STOP_REASON,
 )
-from pi_lsp.protocol.methods import COMPACT_RESULT
+from pi_lsp.protocol.method_parts import COMPACT_RESULT
 from pi_lsp.protocol.shapes import (
     ANY,
     BOOLEAN,

@@ -9,22 +9,15 @@ from __future__ import annotations
 from pi_lsp.protocol.common import (
     AGENT_MESSAGE,
     ANY_ID,
-    APPROVAL_REQUEST,
-    ASSISTANT_MESSAGE,
     CHILD_TREE_NODE,
     CONTEXT_USAGE,
     ENTRY,
     FLAT_TREE_NODE,
     ID,
-    MODEL_INFO,
     MODEL_REF,
     NULLABLE_ID,
     PATH_DIAGNOSTIC,
     PROMPT_SOURCE,
-    QUEUE,
-    RESTORE_RESULT,
-    RESTORED_FILE,
-    RUNNING_TOOL,
     SESSION_INFO,
     SESSION_STATE,
     SKILL,
@@ -32,20 +25,26 @@ from pi_lsp.protocol.common import (
     TREE_SEGMENT,
 )
 from pi_lsp.protocol.enums import (
-    API_KEY_SOURCE,
-    APPROVAL_POLICY,
-    CHANGE_KIND,
-    COMMAND_SOURCE,
-    COMPACTION_REASON,
-    RESTORE_CHANGE,
-    STOP_REASON,
-    STREAMING_BEHAVIOR,
-    SUMMARIZER_SETTING,
-    THINKING_LEVEL,
-    TOKENIZER,
     TREE_FORMAT,
-    WATCH_BACKEND,
 )
+from pi_lsp.protocol.method_parts import (
+    COMPACT_RESULT,
+    COMPACTION,
+    CONTEXT,
+    EMPTY,
+    ENTRIES,
+    FILES,
+    ID_RESULT,
+    LEAF_RESULT,
+    PROMPT,
+    RESTORE_OPTIONS,
+    SESSION,
+    SESSIONS,
+    TREE,
+    method,
+)
+from pi_lsp.protocol.method_parts import PROTOCOL_VERSION as PROTOCOL_VERSION
+from pi_lsp.protocol.run_methods import RUN_METHODS
 from pi_lsp.protocol.shapes import (
     BOOLEAN,
     INTEGER,
@@ -54,8 +53,6 @@ from pi_lsp.protocol.shapes import (
     Array,
     Literal,
     Method,
-    Obj,
-    Type,
     nullable,
     obj,
     one_of,
@@ -63,57 +60,9 @@ from pi_lsp.protocol.shapes import (
     req,
 )
 
-PROTOCOL_VERSION = 3  # contract v3: checkpoints and reviewed edits are served
-
-SESSION = opt("session", ID, "the session id; default: the connection's active session")
-EMPTY = obj(name="Empty")
-FILES = Array(STRING)
-PATHS = opt("paths", Array(STRING), "only these paths (relative to the session's cwd)")
-RESTORE_OPTIONS = (
-    opt("restoreFiles", BOOLEAN, "v3: then restore the workspace to the new leaf's state"),
-    opt("force", BOOLEAN, "v3: overwrite conflicting files too"),
-)
-LEAF_RESULT = (req("leafId", NULLABLE_ID), opt("restored", RESTORE_RESULT, "v3, with `restoreFiles`"))
-ID_RESULT = obj(req("id", ID))
-ENTRIES = Array(ENTRY)
-
-
-def _m(
-    area: str, name: str, params: Obj, result: Type, doc: str = "", *, since: int = 1, addition: bool = False
-) -> Method:
-    return Method(f"pi/{name}", params, result, area, doc, since, addition)
-
-
-SESSIONS = "Sessions"
-TREE = "Entries and the tree"
-CONTEXT = "Context"
-COMPACTION = "Compaction"
-PROMPT = "System prompt, context files and skills"
-CHAT = "Chat: agent runs"
-CHECKPOINTS = "Checkpoints"
-STATUS = "Server status"
-
-COMPACT_RESULT = obj(
-    req("entryId", ID),
-    req("summary", STRING),
-    req("firstKeptEntryId", NULLABLE_ID),
-    req("tokensBefore", NUMBER),
-    req("tokensAfter", nullable(NUMBER)),
-    req("details", obj(req("readFiles", FILES), req("modifiedFiles", FILES))),
-    req("summarizer", STRING, "`anthropic:<model>` or `offline`"),
-    name="CompactResult",
-)
-RUN_RESULT = obj(
-    req("userEntryId", NULLABLE_ID),
-    req("entryIds", Array(ID)),
-    req("stopReason", STOP_REASON),
-    opt("errorMessage", STRING),
-    name="RunResult",
-)
-
 METHODS: tuple[Method, ...] = (
     # ---------------------------------------------------------------------------- sessions
-    _m(
+    method(
         SESSIONS,
         "newSession",
         obj(
@@ -126,21 +75,21 @@ METHODS: tuple[Method, ...] = (
         SESSION_STATE,
         "a new, empty session; it becomes active",
     ),
-    _m(
+    method(
         SESSIONS,
         "openSession",
         obj(req("path", STRING)),
         SESSION_STATE,
         "migrates v1/v2 files atomically; a missing or empty `.jsonl` path becomes a new session",
     ),
-    _m(
+    method(
         SESSIONS,
         "continueRecent",
         obj(opt("cwd", STRING)),
         SESSION_STATE,
         "the most recent session of that cwd, else a new one",
     ),
-    _m(
+    method(
         SESSIONS,
         "listSessions",
         obj(
@@ -152,39 +101,39 @@ METHODS: tuple[Method, ...] = (
         obj(req("sessions", Array(SESSION_INFO))),
         "newest `modified` first",
     ),
-    _m(
+    method(
         SESSIONS,
         "forkSession",
         obj(req("sourcePath", STRING), opt("cwd", STRING)),
         SESSION_STATE,
         "a copy of every branch of the source (pi `forkFrom`)",
     ),
-    _m(
+    method(
         SESSIONS,
         "branchToNewSession",
         obj(SESSION, req("entryId", ID)),
         SESSION_STATE,
         "a new file holding the path to `entryId` (pi `createBranchedSession`)",
     ),
-    _m(SESSIONS, "getSessionState", obj(SESSION), SESSION_STATE),
-    _m(SESSIONS, "closeSession", obj(SESSION), EMPTY),
+    method(SESSIONS, "getSessionState", obj(SESSION), SESSION_STATE),
+    method(SESSIONS, "closeSession", obj(SESSION), EMPTY),
     # ---------------------------------------------------------------------------- entries
-    _m(
+    method(
         TREE,
         "appendEntry",
         obj(SESSION, req("entry", ENTRY)),
         obj(req("id", ID), req("entry", ENTRY)),
         "the server assigns `id`, `parentId` (the leaf) and `timestamp`; the leaf moves to it",
     ),
-    _m(TREE, "getEntry", obj(SESSION, req("id", ID)), obj(req("entry", ENTRY))),
-    _m(
+    method(TREE, "getEntry", obj(SESSION, req("id", ID)), obj(req("entry", ENTRY))),
+    method(
         TREE,
         "getEntries",
         obj(SESSION, opt("offset", INTEGER), opt("limit", INTEGER)),
         obj(req("entries", ENTRIES), req("total", INTEGER)),
         "file order",
     ),
-    _m(
+    method(
         TREE,
         "getBranch",
         obj(
@@ -198,7 +147,7 @@ METHODS: tuple[Method, ...] = (
         ),
         "root first",
     ),
-    _m(
+    method(
         TREE,
         "getTree",
         obj(
@@ -233,13 +182,13 @@ METHODS: tuple[Method, ...] = (
         ),
         "children ordered as pi orders them",
     ),
-    _m(
+    method(
         TREE,
         "setLeaf",
         obj(SESSION, req("id", NULLABLE_ID, "null: before the first entry"), *RESTORE_OPTIONS),
         obj(*LEAF_RESULT),
     ),
-    _m(
+    method(
         TREE,
         "navigate",
         obj(
@@ -254,14 +203,14 @@ METHODS: tuple[Method, ...] = (
         obj(*LEAF_RESULT, opt("editorText", STRING), opt("summaryEntryId", ID), name="NavigateResult"),
         "pi `navigateTree`",
     ),
-    _m(
+    method(
         TREE,
         "setLabel",
         obj(SESSION, req("targetId", ID), opt("label", nullable(STRING))),
         ID_RESULT,
         "the label entry is appended at the leaf and becomes the leaf",
     ),
-    _m(
+    method(
         TREE,
         "setSessionName",
         obj(SESSION, req("name", STRING)),
@@ -269,7 +218,7 @@ METHODS: tuple[Method, ...] = (
         "a `session_info` entry, appended and made the leaf",
     ),
     # ---------------------------------------------------------------------------- context
-    _m(
+    method(
         CONTEXT,
         "buildContext",
         obj(SESSION, opt("leafId", NULLABLE_ID)),
@@ -281,7 +230,7 @@ METHODS: tuple[Method, ...] = (
         ),
         "pi's `buildSessionContext`; does not move the leaf",
     ),
-    _m(
+    method(
         COMPACTION,
         "prepareCompaction",
         obj(SESSION, opt("keepRecentTokens", NUMBER)),
@@ -298,7 +247,7 @@ METHODS: tuple[Method, ...] = (
         ),
         "a dry run of pi's `prepareCompaction`; writes nothing",
     ),
-    _m(
+    method(
         COMPACTION,
         "compact",
         obj(SESSION, opt("customInstructions", STRING), opt("workDoneToken", ANY_ID)),
@@ -306,7 +255,7 @@ METHODS: tuple[Method, ...] = (
         "`$/progress` with a token; cancellable; on failure nothing is written",
     ),
     # ---------------------------------------------------------------------------- prompt
-    _m(
+    method(
         PROMPT,
         "getSystemPrompt",
         obj(
@@ -326,206 +275,13 @@ METHODS: tuple[Method, ...] = (
         ),
         "byte-equal to the prompt pi sends for that cwd",
     ),
-    _m(
+    method(
         PROMPT,
         "listSkills",
         obj(opt("cwd", STRING)),
         obj(req("skills", Array(SKILL)), req("diagnostics", Array(PATH_DIAGNOSTIC))),
     ),
-    # ---------------------------------------------------------------------------- chat
-    _m(
-        CHAT,
-        "prompt",
-        obj(
-            SESSION,
-            req("text", STRING),
-            opt("images", Array(obj(req("data", STRING), req("mimeType", STRING)))),
-            opt("streamingBehavior", STREAMING_BEHAVIOR),
-        ),
-        one_of(RUN_RESULT, obj(req("queued", STREAMING_BEHAVIOR))),
-        "starts a run and answers when it ends; with `streamingBehavior` during a run, queues",
-        since=2,
-    ),
-    _m(CHAT, "abort", obj(SESSION), obj(req("aborted", BOOLEAN)), "stops the active run", since=2),
-    _m(CHAT, "clearQueue", obj(SESSION), QUEUE, "the queued texts, now dropped", since=2),
-    _m(
-        CHAT,
-        "getRunState",
-        obj(SESSION),
-        obj(
-            req("running", BOOLEAN),
-            req("seq", INTEGER),
-            opt("partial", ASSISTANT_MESSAGE),
-            req("tools", Array(RUNNING_TOOL)),
-            req("queue", QUEUE),
-            req("pendingApprovals", Array(APPROVAL_REQUEST)),
-            opt("compaction", obj(req("reason", COMPACTION_REASON)), "addition: a compaction is running"),
-            name="RunState",
-        ),
-        "everything a client needs to draw a run it joins late",
-        since=2,
-    ),
-    _m(
-        CHAT,
-        "listModels",
-        EMPTY,
-        obj(
-            req("models", Array(MODEL_INFO)),
-            req(
-                "current",
-                obj(req("provider", STRING), req("modelId", STRING), req("thinkingLevel", THINKING_LEVEL)),
-            ),
-            opt("hasApiKey", BOOLEAN, "addition: whether the server found an Anthropic key"),
-        ),
-        since=2,
-    ),
-    _m(
-        CHAT,
-        "setModel",
-        obj(SESSION, opt("modelId", STRING), opt("thinkingLevel", THINKING_LEVEL)),
-        obj(req("model", MODEL_REF), req("thinkingLevel", THINKING_LEVEL), req("entryIds", Array(ID))),
-        "appends `model_change` / `thinking_level_change` only for what changed",
-        since=2,
-    ),
-    _m(
-        CHAT,
-        "getSessionStats",
-        obj(SESSION),
-        obj(
-            req("userMessages", INTEGER),
-            req("assistantMessages", INTEGER),
-            req("toolCalls", INTEGER),
-            req("toolResults", INTEGER),
-            req("totalMessages", INTEGER),
-            req(
-                "tokens",
-                obj(
-                    req("input", NUMBER),
-                    req("output", NUMBER),
-                    req("cacheRead", NUMBER),
-                    req("cacheWrite", NUMBER),
-                    req("total", NUMBER),
-                ),
-            ),
-            req("cost", NUMBER),
-            req("contextUsage", CONTEXT_USAGE),
-            name="SessionStats",
-        ),
-        since=2,
-    ),
-    _m(
-        CHAT,
-        "getCommands",
-        obj(SESSION, opt("cwd", STRING)),
-        obj(
-            req(
-                "commands",
-                Array(
-                    obj(
-                        req("name", STRING),
-                        opt("description", nullable(STRING)),
-                        req("source", COMMAND_SOURCE),
-                        opt("path", nullable(STRING)),
-                        name="SlashCommand",
-                    )
-                ),
-            )
-        ),
-        "what a user can type after `/`",
-        since=2,
-    ),
-    _m(
-        CHAT,
-        "bash",
-        obj(SESSION, req("command", STRING), opt("excludeFromContext", BOOLEAN)),
-        obj(
-            req("output", STRING),
-            req("exitCode", nullable(INTEGER)),
-            req("cancelled", BOOLEAN),
-            req("truncated", BOOLEAN),
-            req("entryId", NULLABLE_ID),
-            name="ShellResult",
-        ),
-        "the user's own shell command (pi's `!cmd`)",
-        since=2,
-    ),
-    # ---------------------------------------------------------------------------- checkpoints
-    _m(
-        CHECKPOINTS,
-        "previewRestore",
-        obj(SESSION, req("targetId", ID), PATHS, opt("diff", BOOLEAN)),
-        obj(
-            req("targetId", ID),
-            req(
-                "files",
-                Array(
-                    obj(
-                        req("path", STRING),
-                        req("change", RESTORE_CHANGE),
-                        req("conflict", BOOLEAN),
-                        opt("diff", STRING),
-                    )
-                ),
-            ),
-        ),
-        "what restoring to `targetId` would do now; writes nothing",
-        since=3,
-    ),
-    _m(
-        CHECKPOINTS,
-        "restoreFiles",
-        obj(SESSION, req("targetId", ID), PATHS, opt("force", BOOLEAN)),
-        RESTORE_RESULT,
-        "the workspace in the state of `targetId`; the leaf does not move",
-        since=3,
-    ),
-    _m(
-        CHECKPOINTS,
-        "undoRestore",
-        obj(SESSION, req("undoId", STRING)),
-        obj(req("restored", Array(RESTORED_FILE)), req("conflicts", Array(STRING))),
-        "puts back what that restore changed",
-        since=3,
-    ),
-    _m(
-        CHECKPOINTS,
-        "getChanges",
-        obj(
-            SESSION,
-            opt("fromId", NULLABLE_ID),
-            opt("toId", NULLABLE_ID),
-            PATHS,
-            opt("diff", BOOLEAN),
-        ),
-        obj(
-            req("fromId", NULLABLE_ID),
-            req("toId", NULLABLE_ID),
-            req("files", Array(obj(req("path", STRING), req("change", CHANGE_KIND), opt("diff", STRING)))),
-        ),
-        "what changed in the workspace between two points of the tree",
-        since=3,
-    ),
-    # ---------------------------------------------------------------------------- status
-    _m(
-        STATUS,
-        "getServerStatus",
-        EMPTY,
-        obj(
-            req("version", STRING),
-            req("protocolVersion", INTEGER),
-            req("apiKey", obj(req("found", BOOLEAN), req("source", nullable(API_KEY_SOURCE)))),
-            req("tokenizer", TOKENIZER),
-            req("summarizer", SUMMARIZER_SETTING),
-            req("approval", APPROVAL_POLICY),
-            req(
-                "watching",
-                obj(req("backend", nullable(WATCH_BACKEND)), req("roots", FILES), req("files", FILES)),
-            ),
-            name="ServerStatus",
-        ),
-        "for editors' health checks",
-        addition=True,
-    ),
+    *RUN_METHODS,
 )
 
 BY_NAME: dict[str, Method] = {method.name: method for method in METHODS}

@@ -264,7 +264,7 @@ export interface CompactResult {
   summary: string;
   firstKeptEntryId: string | null;
   tokensBefore: number;
-  tokensAfter: number | null;
+  tokensAfter: number;
   details: {
     readFiles: string[];
     modifiedFiles: string[];
@@ -409,6 +409,7 @@ export interface SlashCommand {
 }
 export interface ShellResult {
   output: string;
+  /** null when the shell was killed by a signal, as pi reports it */
   exitCode: number | null;
   cancelled: boolean;
   truncated: boolean;
