@@ -122,7 +122,7 @@ async def navigate(ctx: Context, p: Params) -> Any:
                 ctx.client, p.session(), target, instructions, replace, label
             )
         return await ctx.service.host.call(
-            ctx.client, p.session(), ops.navigate, target, False, label, writes=True
+            ctx.client, p.session(), ops.navigate, target, label, writes=True
         )
 
     return await _restoring(ctx, p, move)

@@ -14,7 +14,6 @@ from pi_lsp.protocol.enums import ERROR_CODES
 from pi_lsp.session import errors as session_errors
 
 INVALID_PARAMS = ERROR_CODES["InvalidParams"]
-METHOD_NOT_FOUND = ERROR_CODES["MethodNotFound"]
 INTERNAL_ERROR = ERROR_CODES["InternalError"]
 SESSION_NOT_FOUND = ERROR_CODES["SessionNotFound"]
 ENTRY_NOT_FOUND = ERROR_CODES["EntryNotFound"]
@@ -39,12 +38,6 @@ class PiError(Exception):
 
 class InvalidParams(PiError):
     code = INVALID_PARAMS
-
-
-class NotAvailable(PiError):
-    """A reserved method (or option) whose implementation is not wired into this server yet."""
-
-    code = METHOD_NOT_FOUND
 
 
 class SessionNotFound(PiError):
