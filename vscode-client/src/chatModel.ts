@@ -1,6 +1,6 @@
 /** The chat transcript as plain messages: drawn from pi/getBranch, then advanced by pi/event (pure). */
 import { toolSummary } from "./toolCards";
-import type { PiEvent } from "./protocol";
+import type { AssistantMessage, PiEvent, RunningTool } from "./protocol";
 
 /** `compaction` and `branchSummary` are summary cards: a compaction entry, a `branch_summary` entry. */
 export type ChatKind = "user" | "assistant" | "tool" | "compaction" | "branchSummary";
@@ -16,8 +16,8 @@ export interface ToolCard {
 
 /** The reply being streamed and the running tools, as `pi/getRunState` gives them. */
 export interface LiveRun {
-  partial?: Record<string, unknown>;
-  tools?: Record<string, unknown>[];
+  partial?: AssistantMessage;
+  tools?: RunningTool[];
 }
 
 export interface ChatMessage {
@@ -234,10 +234,8 @@ export class ChatTranscript {
       if (this.streaming.text !== "" || thinking !== "") this.show(this.streaming);
     }
     for (const tool of live.tools ?? []) {
-      const callId = String(tool.toolCallId);
-      this.addTool(callId, String(tool.toolName), tool.args, true);
-      const partialResult = tool.partialResult as Json | undefined;
-      if (partialResult) this.finishTool(callId, contentText(partialResult.content), false, true);
+      this.addTool(tool.toolCallId, tool.toolName, tool.args, true);
+      if (tool.partialResult) this.finishTool(tool.toolCallId, contentText(tool.partialResult.content), false, true);
     }
   }
 
