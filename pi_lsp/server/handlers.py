@@ -121,9 +121,7 @@ async def navigate(ctx: Context, p: Params) -> Any:
             return await ctx.service.branch_summary.navigate_with_summary(
                 ctx.client, p.session(), target, instructions, replace, label
             )
-        return await ctx.service.host.call(
-            ctx.client, p.session(), ops.navigate, target, label, writes=True
-        )
+        return await ctx.service.host.call(ctx.client, p.session(), ops.navigate, target, label, writes=True)
 
     return await _restoring(ctx, p, move)
 
