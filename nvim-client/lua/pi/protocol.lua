@@ -55,7 +55,27 @@ return {
     request_approval = "pi/requestApproval",
   },
   --- `pi/event` `event.type`s
-  events = { "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "approval_request", "approval_result", "checkpoint", "checkpoint_skipped" },
+  events = {
+    "agent_start",
+    "agent_end",
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "queue_update",
+    "compaction_start",
+    "compaction_end",
+    "auto_retry_start",
+    "auto_retry_end",
+    "approval_request",
+    "approval_result",
+    "checkpoint",
+    "checkpoint_skipped",
+  },
   --- JSON-RPC error codes
   errors = {
     ParseError = -32700,
