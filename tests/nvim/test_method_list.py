@@ -8,11 +8,16 @@ the same names, the error codes (FileError included) and the enums.
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
-from pi_lsp.protocol import ENUMS, ERROR_CODES, METHOD_NAMES, PROTOCOL_VERSION
-from pi_lsp.protocol.render import enum_key
+import pytest
+
+from pi_lsp.protocol import ENUMS, ERROR_CODES, EVENTS, METHOD_NAMES, METHODS, PROTOCOL_VERSION
+from pi_lsp.protocol.render import enum_key, snake
 
 PLUGIN = Path(__file__).resolve().parents[2] / "nvim-client" / "lua" / "pi" / "init.lua"
 GENERATED = PLUGIN.with_name("protocol.lua")
@@ -64,3 +69,36 @@ def test_protocol_lua_has_the_plugins_methods_and_the_sources_codes_and_enums() 
     for enum in ENUMS:
         values = ", ".join(f'"{value}"' for value in enum.values)
         assert f"    {enum_key(enum)} = {{ {values} }}," in enums
+
+
+@pytest.mark.skipif(shutil.which("nvim") is None, reason="nvim is not installed (apt-get install neovim)")
+def test_protocol_lua_loads_in_neovim_as_the_source_says(tmp_path: Path) -> None:
+    """Neovim's own Lua reads the generated table: what the plugin will ``require``."""
+    out = tmp_path / "protocol.json"
+    load = f"local t = dofile({json.dumps(str(GENERATED))})"
+    script = f"{load}; vim.fn.writefile({{vim.json.encode(t)}}, {json.dumps(str(out))})"
+    subprocess.run(
+        [
+            "nvim",
+            "--headless",
+            "--clean",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "-c",
+            f"lua {script}",
+            "-c",
+            "qa!",
+        ],
+        check=True,
+        timeout=60,
+        capture_output=True,
+    )
+    table = json.loads(out.read_text(encoding="utf-8"))
+    assert table["version"] == PROTOCOL_VERSION
+    assert table["methods"] == {snake(m.short): m.name for m in METHODS}
+    assert table["errors"] == ERROR_CODES
+    assert table["events"] == [event.type for event in EVENTS]
+    assert table["enums"] == {enum_key(e): list(e.values) for e in ENUMS}
