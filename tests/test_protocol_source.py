@@ -13,9 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.protocol import ERRORS, EVENTS, METHOD_NAMES, METHODS, NOTIFICATIONS, THINKING_LEVELS, generate
-from pi_lsp.protocol.check import named_types, notification_problem, problem, result_problem
+from pi_lsp.protocol import (
+    ENUMS,
+    ERRORS,
+    EVENTS,
+    METHOD_NAMES,
+    METHODS,
+    NOTIFICATIONS,
+    THINKING_LEVELS,
+    generate,
+)
+from pi_lsp.protocol.check import named_types, notification_problem, problem, result_problem, roots, walk
 from pi_lsp.protocol.gen_docs import BEGIN, END
+from pi_lsp.protocol.shapes import Enum
 from pi_lsp.server import handlers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,6 +65,11 @@ def test_names_are_unique() -> None:
     assert len({error.code for error in ERRORS}) == len(ERRORS)
     named = named_types()
     assert "SessionState" in named and "TreeNode" in named and "ApprovalRequest" in named
+
+
+def test_every_enum_used_is_listed_so_the_editors_get_its_type() -> None:
+    used = {t.name for root in roots() for t in walk(root) if isinstance(t, Enum)}
+    assert used <= {enum.name for enum in ENUMS}
 
 
 def test_the_vscode_extension_spells_no_method_name_by_hand() -> None:

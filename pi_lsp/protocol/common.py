@@ -9,14 +9,17 @@ from __future__ import annotations
 from pi_lsp.protocol.enums import (
     APPROVAL_DECISION,
     CHANGE_KIND,
+    PROMPT_SOURCE_KIND,
     RESTORE_CHANGE,
     SEVERITY,
+    SKILL_SOURCE,
     STOP_REASON,
 )
 from pi_lsp.protocol.shapes import (
     ANY,
     BOOLEAN,
     INTEGER,
+    JSON_OBJECT,
     NUMBER,
     STRING,
     Array,
@@ -95,7 +98,6 @@ SESSION_INFO = obj(
     req("messageCount", INTEGER),
     req("firstMessage", STRING),
     name="SessionInfo",
-    open=True,
 )
 _NODE_FIELDS = (
     req("id", NULLABLE_ID),
@@ -202,17 +204,16 @@ SKILL = obj(
     req("description", STRING),
     req("path", STRING),
     req("baseDir", STRING),
-    req("source", STRING),
+    req("source", SKILL_SOURCE),
     req("disableModelInvocation", BOOLEAN),
-    opt("sourceInfo", ANY),
+    req("sourceInfo", JSON_OBJECT, "addition: pi's record of where the skill came from"),
     name="Skill",
-    open=True,
 )
 PATH_DIAGNOSTIC = obj(
     req("path", STRING), req("severity", SEVERITY), req("message", STRING), name="PathDiagnostic"
 )
 PROMPT_SOURCE = obj(
-    req("kind", STRING),
+    req("kind", PROMPT_SOURCE_KIND),
     req("path", STRING),
     req("tokens", NUMBER),
     name="PromptSource",

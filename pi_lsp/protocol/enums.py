@@ -35,6 +35,7 @@ COMPACTION_REASON = Enum("CompactionReason", ("manual", "threshold", "overflow")
 SEVERITY = Enum("Severity", ("error", "warning", "info"))
 PROMPT_SOURCE_KIND = Enum("PromptSourceKind", ("agents", "system", "append", "skill"))
 COMMAND_SOURCE = Enum("CommandSource", ("skill", "prompt"))
+SKILL_SOURCE = Enum("SkillSource", ("project", "user", "path"))
 SUMMARIZER_SETTING = Enum("SummarizerSetting", ("auto", "anthropic", "offline"))
 TOKENIZER = Enum("Tokenizer", ("tiktoken", "estimate"))
 TREE_FORMAT = Enum("TreeFormat", ("nested", "flat"))
@@ -72,6 +73,7 @@ ENUMS: tuple[Enum, ...] = (
     SEVERITY,
     PROMPT_SOURCE_KIND,
     COMMAND_SOURCE,
+    SKILL_SOURCE,
     SUMMARIZER_SETTING,
     TOKENIZER,
     TREE_FORMAT,

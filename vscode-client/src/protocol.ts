@@ -36,6 +36,8 @@ export const PROMPT_SOURCE_KINDS = ["agents", "system", "append", "skill"] as co
 export type PromptSourceKind = (typeof PROMPT_SOURCE_KINDS)[number];
 export const COMMAND_SOURCES = ["skill", "prompt"] as const;
 export type CommandSource = (typeof COMMAND_SOURCES)[number];
+export const SKILL_SOURCES = ["project", "user", "path"] as const;
+export type SkillSource = (typeof SKILL_SOURCES)[number];
 export const SUMMARIZER_SETTINGS = ["auto", "anthropic", "offline"] as const;
 export type SummarizerSetting = (typeof SUMMARIZER_SETTINGS)[number];
 export const TOKENIZERS = ["tiktoken", "estimate"] as const;
@@ -110,7 +112,6 @@ export interface SessionInfo {
   modified: string;
   messageCount: number;
   firstMessage: string;
-  [key: string]: unknown;
 }
 export type Empty = Record<string, never>;
 /** A session entry exactly as stored in the file (pi's JSONL format), unknown fields included */
@@ -289,13 +290,13 @@ export interface Skill {
   description: string;
   path: string;
   baseDir: string;
-  source: string;
+  source: SkillSource;
   disableModelInvocation: boolean;
-  sourceInfo?: unknown;
-  [key: string]: unknown;
+  /** addition: pi's record of where the skill came from */
+  sourceInfo: Record<string, unknown>;
 }
 export interface PromptSource {
-  kind: string;
+  kind: PromptSourceKind;
   path: string;
   tokens: number;
 }

@@ -106,6 +106,7 @@ return {
     severities = { "error", "warning", "info" },
     prompt_source_kinds = { "agents", "system", "append", "skill" },
     command_sources = { "skill", "prompt" },
+    skill_sources = { "project", "user", "path" },
     summarizer_settings = { "auto", "anthropic", "offline" },
     tokenizers = { "tiktoken", "estimate" },
     tree_formats = { "nested", "flat" },
