@@ -6,7 +6,7 @@ ORACLE_DIR := .pi-oracle
 PI_VERSION := 0.73.1
 STAMP := $(VENV)/.installed
 
-.PHONY: setup oracle demo test test-fast lint lint-python lint-typescript lint-lua typecheck bench bench-vscode clean vscode-test vscode-e2e
+.PHONY: setup oracle demo test test-fast lint lint-python lint-typescript lint-lua typecheck bench bench-vscode clean vscode-test vscode-e2e protocol
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,12 @@ vscode-e2e: setup $(VSCODE_DEPS)
 # (the lane marks of tests/lanes.py); a few minutes on two cores. make test runs everything.
 test-fast: setup
 	$(BIN)/pytest -q -x -m "not (slow or server or agent or oracle or editor)"
+
+# The files made from the protocol source (pi_lsp/protocol/): vscode-client/src/protocol.ts,
+# nvim-client/lua/pi/protocol.lua and the index in docs/protocol.md. tests/test_protocol_source.py
+# fails while a committed copy is stale.
+protocol: setup
+	$(BIN)/python -m pi_lsp.protocol.generate
 
 # Every language's checks, one target (CI runs it):
 # Python: ruff (lint and format), mypy --strict, the rules of ARCHITECTURE.md (import-linter contracts

@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from pi_lsp import __version__
+from pi_lsp.protocol.enums import APPROVAL_POLICY, THINKING_LEVEL
 
 if TYPE_CHECKING:
     from pi_lsp.session.list_cache import SessionListCache
@@ -80,8 +81,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="continue the project's most recent session")  # fmt: skip
     chat.add_argument("--cwd", help="project folder (default: the current directory)")
     chat.add_argument("--model", help="an Anthropic model id (see pi/listModels)")
-    chat.add_argument("--thinking", choices=("off", "minimal", "low", "medium", "high", "xhigh"))
-    chat.add_argument("--approval", choices=("auto", "acceptEdits", "ask"), help="default: acceptEdits")
+    chat.add_argument("--thinking", choices=THINKING_LEVEL.values)
+    chat.add_argument("--approval", choices=APPROVAL_POLICY.values, help="default: acceptEdits")
 
     demo = commands.add_parser("demo", help="drive a real server over stdio as an editor would (offline)")
     demo.add_argument("--dir", help="folder for the demo's files, kept (default: a temporary folder)")

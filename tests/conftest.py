@@ -1,5 +1,7 @@
 """Fixtures for every test: the pi oracle co-process, the rule that CI never skips it, and the
-lane marks (``tests/lanes.py``) that ``make test-fast`` selects by."""
+"""Fixtures for every test: the pi oracle co-process, the rule that CI never skips it, the lane
+marks (``tests/lanes.py``) that ``make test-fast`` selects by, and the protocol shape check of every
+message the tests receive from a server (``tests/shape_check.py``)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests import shape_check
 from tests.lanes import mark_lanes
 from tests.oracle import REQUIRE_ENV, SKIP_PREFIX, PiOracle, oracle_required, require_oracle
+
+shape_check.install()
 
 
 @pytest.fixture(scope="session")
@@ -35,3 +40,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test with the lanes of what it starts (server, agent, oracle, editor)."""
     mark_lanes(items)
+
+
+@pytest.fixture(autouse=True)
+def server_answers_have_declared_shapes() -> Iterator[None]:
+    """Fail a test whose server sent a result, notification or event the protocol does not declare."""
+    shape_check.take_problems()
+    yield
+    problems = shape_check.take_problems()
+    assert not problems, "the server's messages differ from pi_lsp/protocol:\n" + "\n".join(problems[:10])

@@ -17,6 +17,18 @@ export default tseslint.config(
     },
   },
   {
+    // Method names come from src/protocol.ts (generated from pi_lsp/protocol), never string literals.
+    files: ["src/**/*.ts"],
+    ignores: ["src/protocol.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        { selector: "Literal[value=/^pi\\//]", message: "Use Methods / Notifications from ./protocol, not a \"pi/…\" literal." },
+        { selector: "TemplateElement[value.raw=/^pi\\//]", message: "Use Methods / Notifications from ./protocol, not a \"pi/…\" literal." },
+      ],
+    },
+  },
+  {
     // node:test's test() returns a promise the runner itself awaits.
     files: ["test/**/*.ts", "e2e/**/*.test.ts"],
     rules: { "@typescript-eslint/no-floating-promises": "off" },

@@ -3,7 +3,9 @@ any tool module (which the policy needs to judge a call) is worth importing."""
 
 from __future__ import annotations
 
-APPROVAL_MODES = ("auto", "acceptEdits", "ask")
+from pi_lsp.protocol.enums import APPROVAL_POLICY
+
+APPROVAL_MODES = APPROVAL_POLICY.values  # loosest first
 DEFAULT_APPROVAL = "acceptEdits"
 _STRICTNESS = {mode: rank for rank, mode in enumerate(APPROVAL_MODES)}
 

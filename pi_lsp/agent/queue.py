@@ -12,7 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-QUEUE_MODES = ("one-at-a-time", "all")
+from pi_lsp.protocol.enums import QUEUE_MODE
+
+QUEUE_MODES = QUEUE_MODE.values
 Message = dict[str, Any]
 
 

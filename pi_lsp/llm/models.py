@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
+from pi_lsp.protocol.enums import THINKING_LEVELS as THINKING_LEVELS
+
 PROVIDER: Final = "anthropic"
 API: Final = "anthropic-messages"
 DEFAULT_MODEL_ID: Final = "claude-opus-4-7"  # pi's default for the anthropic provider
 DEFAULT_THINKING_LEVEL: Final = "medium"
-THINKING_LEVELS: Final = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 _EMPTY_MAP: Mapping[str, str | None] = MappingProxyType({})
 

@@ -3,7 +3,7 @@
 The stdio transport answers ``initialize`` with this before the LSP machinery has finished
 importing (that import alone takes ~0.4 s), and the protocol returns the same value afterwards, so
 every transport reports identical capabilities. ``experimental.pi`` tells clients which contract
-methods this build implements and which are reserved for later.
+methods this build implements: the protocol source's (``pi_lsp/protocol``), never a list kept here.
 """
 
 from __future__ import annotations
@@ -11,54 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from pi_lsp import __version__
-from pi_lsp.server.reserved import RESERVED_METHODS
+from pi_lsp.protocol import METHOD_NAMES, NOTIFICATION_NAMES, PROTOCOL_VERSION
 
-PROTOCOL_VERSION = 2
-IMPLEMENTED_METHODS = (
-    "pi/newSession",
-    "pi/openSession",
-    "pi/continueRecent",
-    "pi/listSessions",
-    "pi/forkSession",
-    "pi/branchToNewSession",
-    "pi/getSessionState",
-    "pi/closeSession",
-    "pi/appendEntry",
-    "pi/getEntry",
-    "pi/getEntries",
-    "pi/getBranch",
-    "pi/getTree",
-    "pi/setLeaf",
-    "pi/navigate",
-    "pi/setLabel",
-    "pi/setSessionName",
-    "pi/buildContext",
-    "pi/prepareCompaction",
-    "pi/compact",
-    "pi/getSystemPrompt",
-    "pi/listSkills",
-    "pi/prompt",
-    "pi/abort",
-    "pi/clearQueue",
-    "pi/getRunState",
-    "pi/listModels",
-    "pi/setModel",
-    "pi/getSessionStats",
-    "pi/getCommands",
-    "pi/bash",
-    "pi/previewRestore",
-    "pi/restoreFiles",
-    "pi/undoRestore",
-    "pi/getChanges",
-    "pi/getServerStatus",
-)
-NOTIFICATIONS = (
-    "pi/sessionChanged",
-    "pi/compactionStarted",
-    "pi/compactionEnded",
-    "pi/systemPromptChanged",
-    "pi/event",
-)
+# The contract's field for methods a build names but does not serve yet; none today (every declared
+# method has a handler), kept because clients read it.
+RESERVED_METHODS: tuple[str, ...] = ()
 
 
 def initialize_result() -> dict[str, Any]:
@@ -72,9 +29,9 @@ def initialize_result() -> dict[str, Any]:
             "experimental": {
                 "pi": {
                     "protocolVersion": PROTOCOL_VERSION,
-                    "methods": list(IMPLEMENTED_METHODS),
+                    "methods": list(METHOD_NAMES),
                     "reservedMethods": list(RESERVED_METHODS),
-                    "notifications": list(NOTIFICATIONS),
+                    "notifications": list(NOTIFICATION_NAMES),
                     "getTreeFormats": ["nested", "flat"],
                     # Additive options (pi-lsp's own) so clients can tell this server supports them.
                     "getTreeOptions": ["parentId", "fold"],

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_lsp.protocol.enums import STREAMING_BEHAVIOR, THINKING_LEVELS
 from pi_lsp.server.context import Context, Handler
 from pi_lsp.server.params import Params
 from pi_lsp.service.errors import InvalidParams
 from pi_lsp.session.validate import image_problem
-
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 
 def _images(p: Params) -> list[dict[str, Any]]:
@@ -34,7 +33,7 @@ async def prompt(ctx: Context, p: Params) -> Any:
     text = p.string("text", free_text=True)
     images = _images(p)
     behavior = p.data.get("streamingBehavior")
-    if behavior is not None and behavior not in ("steer", "followUp"):
+    if behavior is not None and behavior not in STREAMING_BEHAVIOR.values:
         raise InvalidParams('streamingBehavior must be "steer" or "followUp"', {"field": "streamingBehavior"})
     return await ctx.service.runs.prompt(ctx.client, p.session(), text, images, behavior)
 

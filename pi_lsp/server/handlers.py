@@ -9,13 +9,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pi_lsp.server.capabilities import IMPLEMENTED_METHODS, PROTOCOL_VERSION
+from pi_lsp.protocol import METHOD_NAMES, PROTOCOL_VERSION
 from pi_lsp.server.chat_handlers import CHAT_METHODS
 from pi_lsp.server.context import Context, Handler
 from pi_lsp.server.params import Params, check_file_name_part, check_no_lone_surrogate
-from pi_lsp.server.reserved import RESERVED_METHODS
 from pi_lsp.service import entries as ops
-from pi_lsp.service.errors import InvalidParams, NotAvailable
+from pi_lsp.service.errors import InvalidParams
 from pi_lsp.service.progress import Progress
 
 # ------------------------------------------------------------------------------ Sessions
@@ -122,9 +121,7 @@ async def navigate(ctx: Context, p: Params) -> Any:
             return await ctx.service.branch_summary.navigate_with_summary(
                 ctx.client, p.session(), target, instructions, replace, label
             )
-        return await ctx.service.host.call(
-            ctx.client, p.session(), ops.navigate, target, False, label, writes=True
-        )
+        return await ctx.service.host.call(ctx.client, p.session(), ops.navigate, target, label, writes=True)
 
     return await _restoring(ctx, p, move)
 
@@ -247,13 +244,6 @@ def _new_session_id(p: Params) -> str | None:
     return value
 
 
-def _reserved(method: str, part: str) -> Handler:
-    async def not_available(ctx: Context, p: Params) -> Any:
-        raise NotAvailable(f"{method} is not available yet in this pi-lsp server", {"reserved": part})
-
-    return not_available
-
-
 METHODS: dict[str, Handler] = {
     "pi/newSession": new_session,
     "pi/openSession": open_session,
@@ -284,5 +274,14 @@ METHODS: dict[str, Handler] = {
     "pi/getChanges": get_changes,
     "pi/getServerStatus": get_server_status,
 }
-assert tuple(METHODS) == IMPLEMENTED_METHODS, "keep capabilities.IMPLEMENTED_METHODS in sync"
-METHODS.update({method: _reserved(method, part) for method, part in RESERVED_METHODS.items()})
+
+
+def undeclared_and_unhandled() -> tuple[list[str], list[str]]:
+    """Handlers for methods the protocol source does not declare, and declared methods without one."""
+    return [m for m in METHODS if m not in METHOD_NAMES], [m for m in METHOD_NAMES if m not in METHODS]
+
+
+# A server whose table and protocol source disagree never starts (tests/server/test_method_table.py says how).
+assert undeclared_and_unhandled() == ([], []), (
+    "server/handlers.py METHODS and pi_lsp/protocol/methods.py differ"
+)

@@ -30,6 +30,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, MsgId
 
+from pi_lsp.protocol.enums import ERROR_CODES
 from pi_lsp.secrets import redact
 from pi_lsp.server.capabilities import initialize_result
 from pi_lsp.server.replies import encode, error_payload, outcome_payload
@@ -38,8 +39,8 @@ from pi_lsp.session.jsonl import loads_line
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
+PARSE_ERROR = ERROR_CODES["ParseError"]
+INVALID_REQUEST = ERROR_CODES["InvalidRequest"]
 
 
 def _valid_id(value: Any) -> bool:

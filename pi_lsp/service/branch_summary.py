@@ -55,7 +55,7 @@ class BranchSummaryService:
             planned = await self.host.run(session, plan_it, writes=False)
             if planned is None:  # nothing abandoned: exactly as without summarize (pi does the same)
                 moved: dict[str, Any] = await self.host.call(
-                    client, session.id, ops.navigate, target_id, False, label, writes=True
+                    client, session.id, ops.navigate, target_id, label, writes=True
                 )
                 return moved
             plan, entries, branch_model = planned

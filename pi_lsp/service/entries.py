@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pi_lsp.jscompat import UNSET, Unset
 from pi_lsp.service import navigate as nav
 from pi_lsp.service import wire
-from pi_lsp.service.errors import EntryNotFound, InvalidParams, NotAvailable
+from pi_lsp.service.errors import EntryNotFound, InvalidParams
 from pi_lsp.session import SessionManager
 
 Reason = Literal["append", "navigate", "compaction", "external", "migrate"]
@@ -97,13 +97,9 @@ def set_leaf(manager: SessionManager, entry_id: str | None) -> Outcome:
     return {"leafId": manager.leaf_id}, change
 
 
-def navigate(manager: SessionManager, target_id: str, summarize: bool, label: str | None) -> Outcome:
+def navigate(manager: SessionManager, target_id: str, label: str | None) -> Outcome:
+    """``pi/navigate`` without a summary (``service/branch_summary.py`` writes those)."""
     plan = nav.plan_navigation(manager, target_id)
-    if summarize and not plan.noop and plan.entries_to_summarize:
-        raise NotAvailable(
-            "pi/navigate with summarize is not available yet in this server; navigate without it",
-            {"reserved": "branchSummary"},
-        )
     result = nav.navigate(manager, plan, label)
     change = None if plan.noop else Change("navigate", result.appended_ids)
     return result.to_wire(), change

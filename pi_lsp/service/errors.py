@@ -1,7 +1,7 @@
 """Protocol errors raised by the services; the server turns each into a JSON-RPC error object.
 
-The codes are the contract's (``docs/protocol.md``). Domain errors from :mod:`pi_lsp.session` are
-mapped here so handlers never need to know about them.
+The codes are the contract's, from the protocol source (``pi_lsp/protocol/enums.py``). Domain
+errors from :mod:`pi_lsp.session` are mapped here so handlers never need to know about them.
 """
 
 from __future__ import annotations
@@ -10,19 +10,19 @@ import os
 from typing import Any
 
 from pi_lsp import fileerrors
+from pi_lsp.protocol.enums import ERROR_CODES
 from pi_lsp.session import errors as session_errors
 
-INVALID_PARAMS = -32602
-METHOD_NOT_FOUND = -32601
-INTERNAL_ERROR = -32603
-SESSION_NOT_FOUND = -32001
-ENTRY_NOT_FOUND = -32002
-NOTHING_TO_COMPACT = -32003
-MODEL_ERROR = -32004
-INVALID_SESSION_FILE = -32005
-SESSION_BUSY = -32006
-FILE_ERROR = -32007
-REQUEST_CANCELLED = -32800
+INVALID_PARAMS = ERROR_CODES["InvalidParams"]
+INTERNAL_ERROR = ERROR_CODES["InternalError"]
+SESSION_NOT_FOUND = ERROR_CODES["SessionNotFound"]
+ENTRY_NOT_FOUND = ERROR_CODES["EntryNotFound"]
+NOTHING_TO_COMPACT = ERROR_CODES["NothingToCompact"]
+MODEL_ERROR = ERROR_CODES["ModelError"]
+INVALID_SESSION_FILE = ERROR_CODES["InvalidSessionFile"]
+SESSION_BUSY = ERROR_CODES["SessionBusy"]
+FILE_ERROR = ERROR_CODES["FileError"]
+REQUEST_CANCELLED = ERROR_CODES["RequestCancelled"]
 
 
 class PiError(Exception):
@@ -38,12 +38,6 @@ class PiError(Exception):
 
 class InvalidParams(PiError):
     code = INVALID_PARAMS
-
-
-class NotAvailable(PiError):
-    """A reserved method (or option) whose implementation is not wired into this server yet."""
-
-    code = METHOD_NOT_FOUND
 
 
 class SessionNotFound(PiError):

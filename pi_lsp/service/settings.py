@@ -24,6 +24,7 @@ from pi_lsp.agent.runner import RetrySettings
 from pi_lsp.agent_dir import SESSION_DIR_ENV, agent_dir, expand_home
 from pi_lsp.checkpoints.snapshot import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, Limits
 from pi_lsp.paths import usable_path
+from pi_lsp.protocol.enums import SUMMARIZER_SETTING, THINKING_LEVELS, TOKENIZER
 from pi_lsp.service.settings_trust import (
     IgnoredSetting,
     ignored_workspace_settings,
@@ -38,10 +39,9 @@ log = logging.getLogger(__name__)
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_RESERVE_TOKENS = 16_384
 DEFAULT_KEEP_RECENT_TOKENS = 20_000
-SUMMARIZERS = ("auto", "anthropic", "offline")
-TOKENIZERS = ("tiktoken", "estimate")
+SUMMARIZERS = SUMMARIZER_SETTING.values
+TOKENIZERS = TOKENIZER.values
 SETTINGS_READ_TIMEOUT = 5.0
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 DEFAULT_THINKING_LEVEL = "medium"
 DEFAULT_TOOLS = ("read", "bash", "edit", "write")
 

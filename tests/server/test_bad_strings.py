@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
+from pi_lsp.protocol import METHOD_NAMES
 from pi_lsp.server.early import EARLY_METHODS
 from pi_lsp.server.rpc_client import RpcClient, RpcError
 from tests.server.support import SERVER, copy_fixture, server_env, start_raw
@@ -71,7 +71,7 @@ REFUSED = {PATH, NAME, ID, CHOICE}
 
 
 def test_every_method_is_listed() -> None:
-    assert set(STRING_PARAMS) == set(IMPLEMENTED_METHODS)
+    assert set(STRING_PARAMS) == set(METHOD_NAMES)
 
 
 def _params(base: dict[str, Any], field: str, bad: str, fixture: Path) -> dict[str, Any]:

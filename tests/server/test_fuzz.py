@@ -14,14 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
-from pi_lsp.server.reserved import RESERVED_METHODS
+from pi_lsp.protocol import METHOD_NAMES
 from pi_lsp.server.rpc_client import RpcClient
 from pi_lsp.session.jsonl import loads_line
 from tests.server.support import copy_fixture, start_raw
 
 T = TypeVar("T")
-METHODS = [*IMPLEMENTED_METHODS, *RESERVED_METHODS, "pi/notAMethod"]
+METHODS = [*METHOD_NAMES, "pi/notAMethod"]
 EXPECTED_CODES = {-32600, -32601, -32602, -32001, -32002, -32003, -32004, -32005, -32006, -32007}
 IDS = ["e1", "e4", "e6", "e7", "e12", "e17"]
 

@@ -15,8 +15,7 @@ from pygls.exceptions import JsonRpcException
 from pi_lsp.compaction.tokenizers import make_tokenizer
 from pi_lsp.prompt.assemble import assemble_system_prompt, list_skills
 from pi_lsp.prompt.system_prompt import pi_docs_paths
-from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
-from pi_lsp.server.reserved import RESERVED_METHODS
+from pi_lsp.protocol import METHOD_NAMES
 from tests.oracle import PiOracle, pi_app_system_prompt
 from tests.prompt.helpers import COLLISION_FIXTURES, SKILL_FIXTURES, Tree, build_rich_tree, copy_fixtures
 from tests.server.prompt_support import (
@@ -256,8 +255,7 @@ async def test_params_errors_and_capabilities(tmp_path: Path) -> None:
     space = make_workspace(tmp_path)
     async with prompt_server(space) as client:
         caps = client.init_result.capabilities  # type: ignore[attr-defined]
-        assert "pi/getSystemPrompt" in IMPLEMENTED_METHODS and "pi/listSkills" in IMPLEMENTED_METHODS
-        assert "pi/getSystemPrompt" not in RESERVED_METHODS and "pi/listSkills" not in RESERVED_METHODS
+        assert "pi/getSystemPrompt" in METHOD_NAMES and "pi/listSkills" in METHOD_NAMES
         assert caps.hover_provider is True
         experimental = caps.experimental["pi"]
         assert "pi/systemPromptChanged" in experimental["notifications"]

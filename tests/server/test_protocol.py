@@ -10,12 +10,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pi_lsp.server.capabilities import IMPLEMENTED_METHODS
-from pi_lsp.server.reserved import RESERVED_METHODS
+from pi_lsp.protocol import METHOD_NAMES, NOTIFICATION_NAMES, PROTOCOL_VERSION
 from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response
 from tests.server.support import SERVER, server_env, start_raw, user, write_linear_session
 
-ALL_METHODS = [*IMPLEMENTED_METHODS, *RESERVED_METHODS]
+ALL_METHODS = list(METHOD_NAMES)
 NO_PARAMS_OK = {"pi/newSession", "pi/continueRecent", "pi/listSessions"}
 
 
@@ -168,7 +167,10 @@ async def test_initialize_is_answered_quickly_and_describes_the_protocol(tmp_pat
         elapsed = time.perf_counter() - started
         assert elapsed < 2.0  # typically ~0.15 s; generous for slow CI machines
         pi = result["capabilities"]["experimental"]["pi"]
-        assert pi["methods"] == list(IMPLEMENTED_METHODS) and pi["reservedMethods"] == list(RESERVED_METHODS)
+        assert pi["methods"] == list(METHOD_NAMES) and pi["reservedMethods"] == []
+        assert pi["protocolVersion"] == PROTOCOL_VERSION == 3 and pi["notifications"] == list(
+            NOTIFICATION_NAMES
+        )
         assert pi["getTreeOptions"] == ["parentId", "fold"]
         assert pi["getBranchOptions"] == ["limit", "beforeId"]
         assert result["serverInfo"]["name"] == "pi-lsp"

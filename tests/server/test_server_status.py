@@ -19,7 +19,7 @@ async def test_status_without_a_key(tmp_path: Path) -> None:
         await call(client, "pi/newSession", {})
         await wait_diagnostics(client, agents, lambda _: True)  # the root's prompt has been built
         status = await call(client, "pi/getServerStatus")
-    assert status["version"] == __version__ and status["protocolVersion"] == 2
+    assert status["version"] == __version__ and status["protocolVersion"] == 3
     assert status["apiKey"] == {"found": False, "source": None}
     chosen = (status["tokenizer"], status["summarizer"], status["approval"])
     assert chosen == ("estimate", "offline", "acceptEdits")

@@ -16,6 +16,7 @@ import { chromium, type Page } from "playwright-core";
 import * as vscode from "vscode";
 import { ChatViewProvider } from "../src/chatView";
 import { deltas, replyText } from "./reply";
+import type { PiEvent } from "../src/protocol";
 
 interface Options {
   bytes: number;
@@ -108,7 +109,7 @@ async function stream(page: Page, chat: ChatViewProvider, setT0: (t: number) => 
   const text = replyText(options.bytes);
   const parts = deltas(text, options.deltaChars);
   const hostMs: number[] = [];
-  const event = (e: Record<string, unknown>) => {
+  const event = (e: PiEvent) => {
     const t0 = wallNow();
     setT0(t0 - offset);
     chat.onEvent(++seq, e);
@@ -125,7 +126,7 @@ async function stream(page: Page, chat: ChatViewProvider, setT0: (t: number) => 
     event({ type: "message_update", assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: parts[i] } });
   }
   event({ type: "message_end", entryId: "reply", message: { role: "assistant", content: [{ type: "text", text }] } });
-  event({ type: "agent_end" });
+  event({ type: "agent_end", entryIds: ["reply"], stopReason: "stop" });
   return { hostMs };
 }
 

@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 import { rankPaths } from "./mentions";
 import type { Requester } from "./messageActions";
+import { Methods } from "./protocol";
 
 interface Command {
   name: string;
@@ -28,7 +29,7 @@ export class ChatCompletions {
 
   async complete(kind: "mention" | "command", query: string): Promise<{ value: string; detail: string }[]> {
     if (kind === "mention") return rankPaths(query, await this.workspaceFiles()).map((value) => ({ value, detail: "" }));
-    this.commands ??= (await this.request<{ commands: Command[] }>("pi/getCommands", {})).commands;
+    this.commands ??= (await this.request<{ commands: Command[] }>(Methods.getCommands, {})).commands;
     const needle = query.toLowerCase();
     return this.commands
       .filter((command) => command.name.toLowerCase().includes(needle))

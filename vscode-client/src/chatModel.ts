@@ -1,5 +1,6 @@
 /** The chat transcript as plain messages: drawn from pi/getBranch, then advanced by pi/event (pure). */
 import { toolSummary } from "./toolCards";
+import type { AssistantMessage, PiEvent, RunningTool } from "./protocol";
 
 /** `compaction` and `branchSummary` are summary cards: a compaction entry, a `branch_summary` entry. */
 export type ChatKind = "user" | "assistant" | "tool" | "compaction" | "branchSummary";
@@ -15,8 +16,8 @@ export interface ToolCard {
 
 /** The reply being streamed and the running tools, as `pi/getRunState` gives them. */
 export interface LiveRun {
-  partial?: Record<string, unknown>;
-  tools?: Record<string, unknown>[];
+  partial?: AssistantMessage;
+  tools?: RunningTool[];
 }
 
 export interface ChatMessage {
@@ -233,10 +234,8 @@ export class ChatTranscript {
       if (this.streaming.text !== "" || thinking !== "") this.show(this.streaming);
     }
     for (const tool of live.tools ?? []) {
-      const callId = String(tool.toolCallId);
-      this.addTool(callId, String(tool.toolName), tool.args, true);
-      const partialResult = tool.partialResult as Json | undefined;
-      if (partialResult) this.finishTool(callId, contentText(partialResult.content), false, true);
+      this.addTool(tool.toolCallId, tool.toolName, tool.args, true);
+      if (tool.partialResult) this.finishTool(tool.toolCallId, contentText(tool.partialResult.content), false, true);
     }
   }
 
@@ -290,11 +289,11 @@ export class ChatTranscript {
   }
 
   /** Apply one pi/event; returns whether anything visible changed. */
-  apply(event: Json): boolean {
+  apply(event: PiEvent): boolean {
     this.lastTouched = undefined;
     switch (event.type) {
       case "message_start": {
-        const message = event.message as Json;
+        const message = event.message;
         if (message.role === "user") {
           this.sentUser = userMessage(`user:${this.messages.length}`, message.content);
           this.messages.push(this.sentUser);
@@ -310,7 +309,7 @@ export class ChatTranscript {
         return false;
       }
       case "message_update": {
-        const update = event.assistantMessageEvent as Json | undefined;
+        const update = event.assistantMessageEvent;
         if (!this.streaming || (update?.type !== "text_delta" && update?.type !== "thinking_delta")) return false;
         const delta = typeof update.delta === "string" ? update.delta : "";
         if (update.type === "text_delta") this.streaming.text += delta;
@@ -320,7 +319,7 @@ export class ChatTranscript {
         return true;
       }
       case "message_end": {
-        const message = event.message as Json;
+        const message = event.message;
         if (message.role === "user" && this.sentUser && typeof event.entryId === "string") {
           this.settle(this.sentUser, event.entryId);
           this.sentUser = undefined;
@@ -341,22 +340,21 @@ export class ChatTranscript {
         return true;
       }
       case "tool_execution_start":
-        this.addTool(String(event.toolCallId), String(event.toolName), event.args, true);
+        this.addTool(event.toolCallId, event.toolName, event.args, true);
         return true;
       case "tool_execution_update":
-        this.finishTool(String(event.toolCallId), contentText((event.partialResult as Json | undefined)?.content), false, true);
-        this.lastTouched = this.tools.get(String(event.toolCallId));
+        this.finishTool(event.toolCallId, contentText(event.partialResult.content), false, true);
+        this.lastTouched = this.tools.get(event.toolCallId);
         return true;
       case "compaction_end": {
         // A compaction written during a run: its card goes where it happened (once, by entry id).
-        const result = (event.result ?? {}) as Json;
-        const card = compactionCard(result.entryId, result.summary, result.tokensBefore);
+        const card = compactionCard(event.result?.entryId, event.result?.summary, event.result?.tokensBefore);
         if (!card || this.messages.some((message) => message.key === card.key)) return false;
         this.messages.push(card);
         return true;
       }
       case "tool_execution_end":
-        this.finishTool(String(event.toolCallId), contentText((event.result as Json | undefined)?.content), event.isError === true, false);
+        this.finishTool(event.toolCallId, contentText(event.result.content), event.isError, false);
         return true;
       default:
         return false;

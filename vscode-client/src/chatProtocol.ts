@@ -63,4 +63,5 @@ export type WebviewToHost =
   | { type: "setModel"; modelId?: string; thinkingLevel?: string }
   | { type: "action"; action: MessageAction; entryId: string; text: string };
 
-export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+/** pi's thinking levels, from the protocol source (generated `protocol.ts`). */
+export { THINKING_LEVELS } from "./protocol";

@@ -10,6 +10,7 @@
  */
 import { ChatTranscript, type ChatMessage, type CompactionStatus, type LiveRun, type RetryStatus } from "./chatModel";
 import type { Requester } from "./messageActions";
+import { Methods, type CompactionEnded, type CompactionEndEvent, type CompactionStarted, type CompactionStartEvent, type PiEvent } from "./protocol";
 
 type Json = Record<string, unknown>;
 
@@ -51,7 +52,7 @@ export class ChatSync {
   private seq = 0;
   private generation = 0;
   /** Events and compaction notices (seq undefined) that came while a load was in flight. */
-  private waiting: [number | undefined, Json][] | undefined;
+  private waiting: [number | undefined, PiEvent][] | undefined;
 
   constructor(
     private readonly request: Requester,
@@ -75,11 +76,11 @@ export class ChatSync {
   /** Redraw from the server: run state first, then the branch's last page, then the events that came meanwhile. */
   async load(): Promise<void> {
     const generation = ++this.generation;
-    const waiting: [number | undefined, Json][] = [];
+    const waiting: [number | undefined, PiEvent][] = [];
     this.waiting = waiting;
     try {
-      const state = await this.request<RunState>("pi/getRunState", {});
-      const page = await this.request<BranchPage>("pi/getBranch", { limit: this.pageSize });
+      const state = await this.request<RunState>(Methods.getRunState, {});
+      const page = await this.request<BranchPage>(Methods.getBranch, { limit: this.pageSize });
       if (generation !== this.generation) return;
       const transcript = ChatTranscript.fromBranch(page.entries);
       if (state.running) transcript.resume(state);
@@ -105,7 +106,7 @@ export class ChatSync {
     const beforeId = this.firstEntryId;
     if (!this.hasMore || beforeId === undefined) return false;
     const generation = this.generation;
-    const page = await this.request<BranchPage>("pi/getBranch", { beforeId, limit: this.pageSize });
+    const page = await this.request<BranchPage>(Methods.getBranch, { beforeId, limit: this.pageSize });
     if (generation !== this.generation || beforeId !== this.firstEntryId) return false;
     this.transcript.prepend(page.entries);
     this.hasMore = page.hasMore === true;
@@ -119,7 +120,7 @@ export class ChatSync {
   }
 
   /** One `pi/event` of the open session; returns whether anything visible changed. */
-  onEvent(seq: number, event: Json): boolean {
+  onEvent(seq: number, event: PiEvent): boolean {
     if (this.waiting) {
       this.waiting.push([seq, event]);
       return false;
@@ -131,10 +132,9 @@ export class ChatSync {
    * `pi/compactionStarted` / `pi/compactionEnded` (sent for every compaction, manual or automatic,
    * without a seq): applied as the `compaction_start` / `compaction_end` event they mirror.
    */
-  onCompactionNotice(started: boolean, params: Json): boolean {
-    const event: Json = started
-      ? { type: "compaction_start", reason: params.reason }
-      : { ...params, type: "compaction_end", ...(typeof params.error === "string" ? { errorMessage: params.error } : {}) };
+  onCompactionNotice(started: boolean, params: CompactionStarted | CompactionEnded): boolean {
+    const event: CompactionStartEvent | CompactionEndEvent =
+      started || !("aborted" in params) ? { type: "compaction_start", reason: params.reason } : compactionEnd(params);
     if (this.waiting) {
       this.waiting.push([undefined, event]);
       return false;
@@ -143,11 +143,11 @@ export class ChatSync {
   }
 
   /** The status row after a compaction_start / compaction_end. */
-  private noteCompaction(event: Json): void {
-    const reason = typeof event.reason === "string" ? event.reason : "manual";
+  private noteCompaction(event: CompactionStartEvent | CompactionEndEvent): void {
+    const reason = event.reason;
     if (event.type === "compaction_start") this.compaction = { reason, state: "running" };
     else if (typeof event.errorMessage === "string") this.compaction = { reason, state: "failed", error: event.errorMessage };
-    else if (event.willRetry === true && event.aborted !== true) this.compaction = { reason, state: "retrying" };
+    else if (event.willRetry && !event.aborted) this.compaction = { reason, state: "retrying" };
     else this.compaction = undefined;
   }
 
@@ -157,7 +157,7 @@ export class ChatSync {
     return this.retry ?? { attempt: last.attempts ?? 1, errorMessage: last.errorMessage ?? "" };
   }
 
-  private applyEvent(seq: number | undefined, event: Json): boolean {
+  private applyEvent(seq: number | undefined, event: PiEvent): boolean {
     this.transcript.lastTouched = undefined;
     if (seq !== undefined) {
       if (seq <= this.seq) return false;
@@ -165,7 +165,7 @@ export class ChatSync {
     }
     // The request is retried after an overflow's compaction, and a new run starts afresh.
     if (this.compaction?.state === "retrying" && (event.type === "message_start" || event.type === "agent_end")) this.compaction = undefined;
-    if (event.type === "message_start" && (event.message as Json | undefined)?.role === "user") this.retry = undefined;
+    if (event.type === "message_start" && event.message.role === "user") this.retry = undefined;
     switch (event.type) {
       case "compaction_start":
         this.noteCompaction(event);
@@ -202,4 +202,12 @@ export class ChatSync {
         return this.transcript.apply(event);
     }
   }
+}
+
+/** `pi/compactionEnded` as the `compaction_end` event it mirrors (`error` is the event's `errorMessage`). */
+function compactionEnd(params: CompactionEnded): CompactionEndEvent {
+  const event: CompactionEndEvent = { type: "compaction_end", reason: params.reason, aborted: params.aborted, willRetry: params.willRetry };
+  if (params.result) event.result = params.result;
+  if (params.error !== undefined) event.errorMessage = params.error;
+  return event;
 }

@@ -16,6 +16,7 @@ import { currentText, DiffDocuments } from "./diffView";
 import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "./messageActions";
 import { PiSession } from "./session";
 import { proposedDiff, recordedDiff } from "./toolCards";
+import { Methods, type CompactionEnded, type CompactionStarted, type PiEvent } from "./protocol";
 
 /** The server's ModelError code; with ANTHROPIC_API_KEY in its message it means "no key". */
 const MODEL_ERROR = -32004;
@@ -101,8 +102,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   /** A pi/event of the open session. */
-  onEvent(seq: number, event: Record<string, unknown>): void {
-    if (event.type === "approval_result" && typeof event.toolCallId === "string") this.approvals.settled(event.toolCallId);
+  onEvent(seq: number, event: PiEvent): void {
+    if (event.type === "approval_result") this.approvals.settled(event.toolCallId);
     const changed = this.sync.onEvent(seq, event);
     if (!changed && event.type !== "approval_result") return;
     // Deltas (and a tool's partial output) come faster than frames: their posts are gathered for
@@ -114,7 +115,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   /** `pi/compactionStarted` / `pi/compactionEnded` of the open session: the status row (and card). */
-  onCompactionNotice(started: boolean, params: Record<string, unknown>): void {
+  onCompactionNotice(started: boolean, params: CompactionStarted | CompactionEnded): void {
     if (this.sync.onCompactionNotice(started, params)) this.post();
   }
 
@@ -194,7 +195,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       models: ModelChoice[];
       current: { modelId: string; thinkingLevel: string };
       hasApiKey?: boolean;
-    }>("pi/listModels", {});
+    }>(Methods.listModels, {});
     const notice = listed.hasApiKey === false ? "noApiKey" : undefined;
     if (notice !== this.notice) {
       this.notice = notice;
@@ -216,7 +217,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         case "send":
           return await this.send(message.text, message.mode, message.images ?? []);
         case "stop":
-          await this.request("pi/abort", {});
+          await this.request(Methods.abort, {});
           return;
         case "retry": {
           // The server has no "continue": Retry sends the failed reply's user text again as a new prompt.
@@ -225,7 +226,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
           return await this.send(text, "steer", []);
         }
         case "restoreQueue": {
-          const { steering, followUp } = await this.request<{ steering: string[]; followUp: string[] }>("pi/clearQueue", {});
+          const { steering, followUp } = await this.request<{ steering: string[]; followUp: string[] }>(Methods.clearQueue, {});
           const texts = [...steering, ...followUp];
           if (texts.length > 0) this.postToView({ type: "draft", text: texts.join("\n\n") });
           return;
@@ -247,7 +248,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
           return;
         }
         case "setModel":
-          await this.request("pi/setModel", {
+          await this.request(Methods.setModel, {
             ...(message.modelId ? { modelId: message.modelId } : {}),
             ...(message.thinkingLevel ? { thinkingLevel: message.thinkingLevel } : {}),
           });
@@ -267,7 +268,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       await this.session.ready(); // a session being reopened (window reload, server restart) is the one meant
       if (!this.session.current) await this.session.continueRecent();
       this.status("");
-      await this.request("pi/prompt", { text, streamingBehavior: mode, ...(images.length > 0 ? { images } : {}) });
+      await this.request(Methods.prompt, { text, streamingBehavior: mode, ...(images.length > 0 ? { images } : {}) });
     } catch (error) {
       this.postToView({ type: "draft", text, images }); // nothing typed or attached is lost
       if (isNoKeyError(error)) {

@@ -8,6 +8,7 @@
  */
 import type { Requester } from "./messageActions";
 import { proposedDiff, recordedDiff, type DiffSides } from "./toolCards";
+import { Methods } from "./protocol";
 
 type Json = Record<string, unknown>;
 
@@ -65,7 +66,7 @@ export async function findToolCall(
 ): Promise<{ name: string; args: Json } | undefined> {
   let params: Json = { limit: pageSize };
   for (let page = 0; page < SEARCH_PAGES; page += 1) {
-    const { entries, hasMore } = await request<{ entries: Json[]; hasMore?: boolean }>("pi/getBranch", params);
+    const { entries, hasMore } = await request<{ entries: Json[]; hasMore?: boolean }>(Methods.getBranch, params);
     for (const entry of entries) {
       const content = asJson(entry.message).content;
       if (entry.type !== "message" || !Array.isArray(content)) continue;
@@ -90,7 +91,7 @@ export async function rederiveDiff(
   currentText: (path: string) => Promise<string | undefined>,
 ): Promise<DiffSides | undefined> {
   if (origin.kind === "proposed") {
-    const state = await request<{ pendingApprovals?: PendingApproval[] }>("pi/getRunState", {});
+    const state = await request<{ pendingApprovals?: PendingApproval[] }>(Methods.getRunState, {});
     const pending = (state.pendingApprovals ?? []).find((approval) => approval.toolCallId === origin.toolCallId);
     if (pending) {
       const path = typeof pending.preview?.path === "string" ? pending.preview.path : origin.path;

@@ -11,6 +11,7 @@ import { registerSessionDocuments } from "./sessionDocuments";
 import { SessionTreeProvider } from "./sessionTree";
 import { ServerNotFoundError } from "./serverCommand";
 import { registerTreeCommands } from "./treeCommands";
+import { Notifications, ServerRequestMethods, type CompactionEnded, type CompactionStarted, type PiEventParams, type SessionChanged } from "./protocol";
 
 let client: LanguageClient | undefined;
 /** The user's shared server, when windows share one (pi.server.shared). */
@@ -125,25 +126,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     shared,
   );
   context.subscriptions.push(
-    client.onNotification("pi/sessionChanged", (params: { sessionId: string; leafId: string | null }) => {
+    client.onNotification(Notifications.sessionChanged, (params: SessionChanged) => {
       if (params.sessionId === session.current?.sessionId) session.noteChanged(params.leafId);
     }),
-    client.onNotification("pi/event", (params: { sessionId: string; seq: number; event: Record<string, unknown> }) => {
+    client.onNotification(Notifications.event, (params: PiEventParams) => {
       if (params.sessionId !== session.current?.sessionId) return;
       chat.onEvent(params.seq, params.event);
       if (params.event.type === "agent_end") void refresh();
     }),
-    client.onNotification("pi/compactionStarted", (params: { sessionId: string; reason: string }) => {
+    client.onNotification(Notifications.compactionStarted, (params: CompactionStarted) => {
       if (params.sessionId === session.current?.sessionId) chat.onCompactionNotice(true, params);
     }),
-    client.onNotification("pi/compactionEnded", (params: { sessionId: string; reason: string; error?: string }) => {
+    client.onNotification(Notifications.compactionEnded, (params: CompactionEnded) => {
       if (params.sessionId !== session.current?.sessionId) return;
       chat.onCompactionNotice(false, params);
       // Automatic compactions would fail unseen while the chat is hidden; a manual one's failure is its request's error.
       if (params.error && params.reason !== "manual") void vscode.window.showWarningMessage(`pi: ${params.error}`);
     }),
-    client.onRequest("pi/requestApproval", (approval: ApprovalRequest) => chat.approve(approval)),
-    client.onNotification("pi/systemPromptChanged", () => {
+    client.onRequest(ServerRequestMethods.requestApproval, (approval: ApprovalRequest) => chat.approve(approval)),
+    client.onNotification(Notifications.systemPromptChanged, () => {
       void vscode.commands.executeCommand("pi.internal.systemPromptChanged");
     }),
   );

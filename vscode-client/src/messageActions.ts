@@ -1,5 +1,6 @@
 /** The chat's per-message actions as request sequences (pure: the requester is passed in). */
 import type { ChatKind } from "./chatModel";
+import { Methods } from "./protocol";
 
 export type Requester = <T>(method: string, params: object) => Promise<T>;
 
@@ -20,17 +21,17 @@ export const ACTION_LABELS: Record<MessageAction, string> = {
 
 /** Edit and resend: the leaf moves above the user message (pi/navigate), then the new text is sent there. */
 export async function editAndResend(request: Requester, entryId: string, text: string): Promise<void> {
-  await request("pi/navigate", { targetId: entryId });
-  await request("pi/prompt", { text });
+  await request(Methods.navigate, { targetId: entryId });
+  await request(Methods.prompt, { text });
 }
 
 /** Branch from here: the leaf moves to the entry; for a user message pi gives its text back to edit. */
 export async function branchFromHere(request: Requester, entryId: string): Promise<string | undefined> {
-  const result = await request<{ leafId: string | null; editorText?: string }>("pi/navigate", { targetId: entryId });
+  const result = await request<{ leafId: string | null; editorText?: string }>(Methods.navigate, { targetId: entryId });
   return result.editorText;
 }
 
 /** Fork to new session: a new session file holding the path root → entry (the source stays unchanged). */
 export async function forkToNewSession(adopt: (method: string, params: object) => Promise<void>, entryId: string): Promise<void> {
-  await adopt("pi/branchToNewSession", { entryId });
+  await adopt(Methods.branchToNewSession, { entryId });
 }

@@ -7,6 +7,7 @@ import { CompactionPlan, describePlan, progressMessage } from "./compactionPlan"
 import { ContextUsage } from "./gaugeModel";
 import { pickItem, SessionSearch } from "./sessionSearch";
 import { FoldedTree, TreeEntry, treeEntryOf } from "./treeModel";
+import { Methods } from "./protocol";
 
 export interface SessionState {
   sessionId: string;
@@ -106,15 +107,15 @@ export class PiSession {
   }
 
   newSession(): Promise<void> {
-    return this.adopt("pi/newSession", { cwd: this.cwd() });
+    return this.adopt(Methods.newSession, { cwd: this.cwd() });
   }
 
   continueRecent(): Promise<void> {
-    return this.adopt("pi/continueRecent", { cwd: this.cwd() });
+    return this.adopt(Methods.continueRecent, { cwd: this.cwd() });
   }
 
   open(path: string): Promise<void> {
-    return this.adopt("pi/openSession", { path });
+    return this.adopt(Methods.openSession, { path });
   }
 
   /** After a server restart: open the same file again (in-memory sessions are gone). */
@@ -182,7 +183,7 @@ export class PiSession {
     if (!this.state) return;
     const name = await vscode.window.showInputBox({ prompt: "Session name", value: this.state.name ?? "" });
     if (name === undefined) return;
-    await this.client().sendRequest("pi/setSessionName", { name });
+    await this.client().sendRequest(Methods.setSessionName, { name });
     this.state = { ...this.state, name: name.trim() || null };
   }
 
@@ -194,14 +195,14 @@ export class PiSession {
 
   async usage(): Promise<ContextUsage | undefined> {
     if (!this.state) return undefined;
-    const stats = await this.client().sendRequest<{ contextUsage: ContextUsage }>("pi/getSessionStats", {});
+    const stats = await this.client().sendRequest<{ contextUsage: ContextUsage }>(Methods.getSessionStats, {});
     return stats.contextUsage;
   }
 
   /** The tree with linear chains folded (what the Session Tree needs; O(segments) bytes). */
   async tree(): Promise<FoldedTree | undefined> {
     if (!this.state) return undefined;
-    return this.client().sendRequest<FoldedTree>("pi/getTree", { fold: true });
+    return this.client().sendRequest<FoldedTree>(Methods.getTree, { fold: true });
   }
 
   /**
@@ -215,10 +216,10 @@ export class PiSession {
       return;
     }
     const client = this.client();
-    const plan = await client.sendRequest<CompactionPlan>("pi/prepareCompaction", {});
+    const plan = await client.sendRequest<CompactionPlan>(Methods.prepareCompaction, {});
     let firstKept: TreeEntry | undefined;
     try {
-      const { entry } = await client.sendRequest<{ entry: Record<string, unknown> }>("pi/getEntry", { id: plan.firstKeptEntryId });
+      const { entry } = await client.sendRequest<{ entry: Record<string, unknown> }>(Methods.getEntry, { id: plan.firstKeptEntryId });
       firstKept = treeEntryOf(entry);
     } catch {
       firstKept = undefined; // the description falls back to the id
@@ -246,7 +247,7 @@ export class PiSession {
         try {
           const params: Record<string, unknown> = { workDoneToken: token };
           if (instructions) params.customInstructions = instructions;
-          await client.sendRequest("pi/compact", params, cancel);
+          await client.sendRequest(Methods.compact, params, cancel);
         } catch (error) {
           if (!cancel.isCancellationRequested) throw error;
           void vscode.window.showInformationMessage("pi: compaction cancelled; nothing was written.");

@@ -4,6 +4,7 @@ import { LanguageClient } from "vscode-languageclient/node";
 import { PiSession, RESTORE_WAIT_MS } from "./session";
 import { ShellResult, shellSummary } from "./shellResult";
 import { SystemPromptResult, systemPromptDocument } from "./systemPromptView";
+import { Methods } from "./protocol";
 
 const SCHEME = "pi-system-prompt";
 
@@ -21,7 +22,7 @@ export function registerSessionDocuments(client: () => LanguageClient, session: 
       const cwd = session.current?.cwd ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
       const params = session.current ? {} : { cwd };
       try {
-        const prompt = await client().sendRequest<SystemPromptResult>("pi/getSystemPrompt", params);
+        const prompt = await client().sendRequest<SystemPromptResult>(Methods.getSystemPrompt, params);
         return systemPromptDocument(prompt, cwd);
       } catch (error) {
         // A tab never stays empty: it says why (no server, a server error) and pi: Show System Prompt retries.
@@ -62,7 +63,7 @@ export function registerSessionDocuments(client: () => LanguageClient, session: 
       const result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `pi: $ ${shown}`, cancellable: true },
         (_progress, cancel) =>
-          client().sendRequest<ShellResult>("pi/bash", { command: shown, excludeFromContext: exclude }, cancel).catch((error: unknown) => {
+          client().sendRequest<ShellResult>(Methods.bash, { command: shown, excludeFromContext: exclude }, cancel).catch((error: unknown) => {
             if (cancel.isCancellationRequested) return undefined;
             throw error;
           }),

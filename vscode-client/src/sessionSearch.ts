@@ -3,6 +3,7 @@
  * kept (an older, slower search never overwrites a newer one). Pure: the requester is passed in.
  */
 import type { Requester } from "./treeModel";
+import { Methods } from "./protocol";
 
 export interface SessionInfo {
   path: string;
@@ -53,7 +54,7 @@ export class SessionSearch {
     if (all) params.all = true;
     else if (this.cwd !== undefined) params.cwd = this.cwd;
     if (query.trim() !== "") params.query = query.trim();
-    const { sessions } = await this.request<{ sessions: SessionInfo[] }>("pi/listSessions", params);
+    const { sessions } = await this.request<{ sessions: SessionInfo[] }>(Methods.listSessions, params);
     return ticket === this.latest ? sessions : undefined;
   }
 }

@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 import { PiSession } from "./session";
 import { SessionTreeProvider } from "./sessionTree";
 import { Requester, TreeEntry, TreeRow } from "./treeModel";
+import { Methods } from "./protocol";
 
 export interface TreeCommandDeps {
   request: Requester;
@@ -30,7 +31,7 @@ export function registerTreeCommands(deps: TreeCommandDeps): vscode.Disposable[]
     });
   return [
     on("pi.tree.navigate", async (entry) => {
-      await request("pi/navigate", { targetId: entry.id });
+      await request(Methods.navigate, { targetId: entry.id });
     }),
     on("pi.tree.navigateWithSummary", async (entry) => {
       const instructions = await vscode.window.showInputBox({
@@ -40,7 +41,7 @@ export function registerTreeCommands(deps: TreeCommandDeps): vscode.Disposable[]
       if (instructions === undefined) return;
       await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: "pi: summarising the branch you leave…" },
-        () => request("pi/navigate", { targetId: entry.id, summarize: true, customInstructions: instructions || undefined }),
+        () => request(Methods.navigate, { targetId: entry.id, summarize: true, customInstructions: instructions || undefined }),
       );
     }),
     on("pi.tree.label", async (entry) => {
@@ -49,10 +50,10 @@ export function registerTreeCommands(deps: TreeCommandDeps): vscode.Disposable[]
         value: tree.current?.labelOf(entry.id) ?? "",
       });
       if (label === undefined) return;
-      await request("pi/setLabel", { targetId: entry.id, label: label === "" ? null : label });
+      await request(Methods.setLabel, { targetId: entry.id, label: label === "" ? null : label });
     }),
     on("pi.tree.branchToNewSession", async (entry) => {
-      await session.adoptFrom("pi/branchToNewSession", { entryId: entry.id });
+      await session.adoptFrom(Methods.branchToNewSession, { entryId: entry.id });
     }),
     on("pi.tree.openInChat", async (entry) => {
       const onBranch = tree.current?.isOnBranch(entry.id) ?? false;
@@ -63,7 +64,7 @@ export function registerTreeCommands(deps: TreeCommandDeps): vscode.Disposable[]
           "Open That Branch",
         );
         if (go === undefined) return;
-        await request("pi/setLeaf", { id: entry.id });
+        await request(Methods.setLeaf, { id: entry.id });
       }
       await deps.revealInChat(entry.id);
     }),

@@ -4,6 +4,7 @@
  * O(segments)); a segment's entries are loaded when it is expanded, a page at a time from its end
  * (`pi/getBranch` with `limit`, then `beforeId` for earlier pages). Pure: the requester is passed in.
  */
+import { Methods } from "./protocol";
 
 type Json = Record<string, unknown>;
 
@@ -192,7 +193,7 @@ export class SessionTreeModel {
 
   /** One page of a segment's entries ending `total` entries from its start. */
   private async page(segmentId: string, params: { fromId?: string; beforeId?: string; limit: number }, total: number): Promise<TreeRow[]> {
-    const { entries } = await this.request<{ entries: Json[] }>("pi/getBranch", params);
+    const { entries } = await this.request<{ entries: Json[] }>(Methods.getBranch, params);
     const rows: TreeRow[] = [];
     const remaining = total - entries.length;
     if (remaining > 0 && entries.length > 0) {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ChatTranscript, contentText, entryIdOf } from "../src/chatModel";
+import type { PiEvent } from "../src/protocol";
 
 test("a streamed reply becomes an assistant article from its first delta on", () => {
   const chat = new ChatTranscript();
@@ -23,10 +24,10 @@ test("a streamed reply becomes an assistant article from its first delta on", ()
 test("tool calls are cards updated with live and final output", () => {
   const chat = new ChatTranscript();
   chat.apply({ type: "tool_execution_start", toolCallId: "t1", toolName: "bash", args: { command: "ls" } });
-  chat.apply({ type: "tool_execution_update", toolCallId: "t1", partialResult: { content: [{ type: "text", text: "a" }] } });
+  chat.apply({ type: "tool_execution_update", toolCallId: "t1", toolName: "bash", args: { command: "ls" }, partialResult: { content: [{ type: "text", text: "a" }] } });
   assert.equal(chat.messages[0].text, "$ ls");
   assert.deepEqual(chat.messages[0].tool, { callId: "t1", name: "bash", args: { command: "ls" }, output: "a", running: true });
-  chat.apply({ type: "tool_execution_end", toolCallId: "t1", isError: true, result: { content: [{ type: "text", text: "a\nb" }] } });
+  chat.apply({ type: "tool_execution_end", toolCallId: "t1", toolName: "bash", isError: true, result: { content: [{ type: "text", text: "a\nb" }] } });
   assert.deepEqual(chat.messages.map((m) => [m.kind, m.text, m.tool?.output, m.tool?.running, m.isError]), [
     ["tool", "$ ls", "a\nb", false, true],
   ]);
@@ -146,9 +147,10 @@ test("compaction and branch summary entries are summary cards where they lie in 
 
 test("a compaction written during a run shows its card once, from compaction_end's result", () => {
   const chat = ChatTranscript.fromBranch([{ type: "message", id: "u1", message: { role: "user", content: "hi" } }]);
-  const end = { type: "compaction_end", reason: "overflow", willRetry: true, result: { entryId: "c9", summary: "S", tokensBefore: 900 } };
+  const result = { entryId: "c9", summary: "S", tokensBefore: 900, firstKeptEntryId: "u1", tokensAfter: 90, details: { readFiles: [], modifiedFiles: [] }, summarizer: "offline" };
+  const end: PiEvent = { type: "compaction_end", reason: "overflow", aborted: false, willRetry: true, result };
   assert.equal(chat.apply(end), true);
   assert.equal(chat.apply(end), false);
-  assert.equal(chat.apply({ type: "compaction_end", reason: "threshold", errorMessage: "Auto-compaction failed: x" }), false);
+  assert.equal(chat.apply({ type: "compaction_end", reason: "threshold", aborted: false, willRetry: false, errorMessage: "Auto-compaction failed: x" }), false);
   assert.deepEqual(chat.messages.map((m) => [m.key, m.kind, m.tokensBefore]), [["u1", "user", undefined], ["c9", "compaction", 900]]);
 });

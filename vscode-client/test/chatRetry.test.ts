@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ChatTranscript, promptBefore, type RetryStatus } from "../src/chatModel";
 import { ChatSync } from "../src/chatSync";
+import type { PiEvent } from "../src/protocol";
 
 type Json = Record<string, unknown>;
 
@@ -46,7 +47,7 @@ const branch = (...replies: [string, Json][]): Json[] => [
 let seq = 0;
 /** Events in order, each with the next seq. */
 function feed(sync: ChatSync, events: Json[]): void {
-  for (const event of events) sync.onEvent(++seq, event);
+  for (const event of events) sync.onEvent(++seq, event as unknown as PiEvent); // fixtures: only the fields the chat reads
 }
 
 function syncWith(events: Json[]): ChatSync {
@@ -159,6 +160,6 @@ test("a chat loaded while a retry waits shows the retry row and the failed reply
   await sync.load();
   assert.deepEqual(sync.retry, { attempt: 2, errorMessage: RATE });
   assert.deepEqual(sync.transcript.messages.map((m) => [m.key, m.attempts]), [["u1", undefined], ["a2", 2]]);
-  sync.onEvent(10, retryStart(2, RATE));
+  sync.onEvent(10, retryStart(2, RATE) as unknown as PiEvent);
   assert.equal(sync.retry?.delayMs, 4000);
 });

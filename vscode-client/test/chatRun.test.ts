@@ -10,6 +10,7 @@ import { test } from "node:test";
 import { ChatSync } from "../src/chatSync";
 import { FakeModel } from "./fakeModel";
 import { needsServer, say, startServer } from "./realServer";
+import type { PiEventParams } from "../src/protocol";
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 15_000;
@@ -30,7 +31,7 @@ test("a view opened mid-run redraws the reply and queue, keeps streaming, and re
   );
   const { request, home } = server;
   const views: ChatSync[] = [];
-  server.connection.onNotification("pi/event", (params: { seq: number; event: Record<string, unknown> }) => {
+  server.connection.onNotification("pi/event", (params: PiEventParams) => {
     for (const view of views) view.onEvent(params.seq, params.event);
   });
   try {
@@ -102,7 +103,7 @@ async function retrySession(fake: FakeModel) {
   );
   const live = new ChatSync(server.request);
   const rows: string[] = [];
-  server.connection.onNotification("pi/event", (params: { seq: number; event: Record<string, unknown> }) => {
+  server.connection.onNotification("pi/event", (params: PiEventParams) => {
     live.onEvent(params.seq, params.event);
     if (live.retry) rows.push(`${live.retry.attempt}/${live.retry.maxAttempts}: ${live.retry.errorMessage}`);
   });

@@ -43,7 +43,7 @@ test("load draws the last page and the run in progress, then applies only newer 
   assert.equal(sync.transcript.messages[1].text, "Hallo");
   assert.equal(sync.onEvent(9, { type: "queue_update", steering: [], followUp: ["later"] }), true);
   assert.deepEqual(sync.queue, { steering: [], followUp: ["later"] });
-  sync.onEvent(10, { type: "agent_end" });
+  sync.onEvent(10, { type: "agent_end", entryIds: [], stopReason: "stop" });
   assert.equal(sync.running, false);
 });
 
@@ -95,9 +95,9 @@ test("a delta or a tool's partial output changes one message only; other events 
   assert.equal(touched(), sync.transcript.messages[1]);
   sync.onEvent(3, { type: "tool_execution_start", toolCallId: "t", toolName: "bash", args: { command: "ls" } });
   assert.equal(touched(), undefined);
-  sync.onEvent(4, { type: "tool_execution_update", toolCallId: "t", partialResult: { content: [{ type: "text", text: "a" }] } });
+  sync.onEvent(4, { type: "tool_execution_update", toolCallId: "t", toolName: "bash", args: { command: "ls" }, partialResult: { content: [{ type: "text", text: "a" }] } });
   assert.equal(touched()?.tool?.output, "a");
-  sync.onEvent(4, { type: "tool_execution_update", toolCallId: "t", partialResult: { content: [{ type: "text", text: "b" }] } });
+  sync.onEvent(4, { type: "tool_execution_update", toolCallId: "t", toolName: "bash", args: { command: "ls" }, partialResult: { content: [{ type: "text", text: "b" }] } });
   assert.equal(touched(), undefined, "an event already applied changes nothing");
 });
 
@@ -130,17 +130,17 @@ test("a compaction is a live status row: running, failed with the server's messa
 
   // Overflow during a run: compacted, then the request is retried (the row goes with the retry's reply).
   sync.onEvent(5, { type: "compaction_start", reason: "overflow" });
-  assert.equal(sync.onEvent(5, { type: "compaction_end", reason: "overflow" }), false, "an old seq is skipped");
-  sync.onEvent(6, { type: "compaction_end", reason: "overflow", aborted: false, willRetry: true, result: { entryId: "c1", summary: "S", tokensBefore: 10 } });
-  sync.onCompactionNotice(false, { reason: "overflow", aborted: false, willRetry: true, result: { entryId: "c1", summary: "S", tokensBefore: 10 } });
+  assert.equal(sync.onEvent(5, { type: "compaction_end", reason: "overflow", aborted: false, willRetry: false }), false, "an old seq is skipped");
+  sync.onEvent(6, { type: "compaction_end", reason: "overflow", aborted: false, willRetry: true, result: { entryId: "c1", summary: "S", tokensBefore: 10, firstKeptEntryId: "u1", tokensAfter: 5, details: { readFiles: [], modifiedFiles: [] }, summarizer: "offline" } });
+  sync.onCompactionNotice(false, { sessionId: "s", reason: "overflow", aborted: false, willRetry: true, result: { entryId: "c1", summary: "S", tokensBefore: 10, firstKeptEntryId: "u1", tokensAfter: 5, details: { readFiles: [], modifiedFiles: [] }, summarizer: "offline" } });
   assert.deepEqual(row(), { reason: "overflow", state: "retrying" });
   assert.deepEqual(sync.transcript.messages.map((m) => m.key), ["u1", "c1"]);
   sync.onEvent(7, { type: "message_start", message: { role: "assistant", content: [] } });
   assert.equal(row(), undefined);
 
   // Cancelled: the row just goes.
-  sync.onCompactionNotice(true, { reason: "manual" });
-  sync.onCompactionNotice(false, { reason: "manual", aborted: true, willRetry: false });
+  sync.onCompactionNotice(true, { sessionId: "s", reason: "manual" });
+  sync.onCompactionNotice(false, { sessionId: "s", reason: "manual", aborted: true, willRetry: false });
   assert.equal(row(), undefined);
 });
 
@@ -153,7 +153,7 @@ test("compaction notices arriving during a load wait for it", async () => {
   const sync = new ChatSync(server.request);
   const loading = sync.load();
   await new Promise((resolve) => setTimeout(resolve, 0));
-  assert.equal(sync.onCompactionNotice(true, { reason: "manual" }), false);
+  assert.equal(sync.onCompactionNotice(true, { sessionId: "s", reason: "manual" }), false);
   server.gates.get("pi/getBranch")?.();
   await loading;
   assert.deepEqual(sync.compaction, { reason: "manual", state: "running" });

@@ -9,6 +9,7 @@ import { test } from "node:test";
 import type { CompactionStatus } from "../src/chatModel";
 import { ChatSync } from "../src/chatSync";
 import { assistantEntry, needsServer, say, startServer, type RealServer } from "./realServer";
+import type { CompactionEnded, CompactionStarted } from "../src/protocol";
 
 /** A user question and the assistant's answer (whose usage says `total` tokens); the question's id. */
 async function turn(server: RealServer, question: string, answer: string, total: number): Promise<string> {
@@ -21,11 +22,11 @@ test("pi/compact offline: a status row while it runs, then its card, drawn again
   const server = await startServer({ tokenizer: "estimate", compaction: { keepRecentTokens: 60 } });
   const chat = new ChatSync(server.request);
   const seen: (CompactionStatus | undefined)[] = [];
-  server.connection.onNotification("pi/compactionStarted", (params: Record<string, unknown>) => {
+  server.connection.onNotification("pi/compactionStarted", (params: CompactionStarted) => {
     chat.onCompactionNotice(true, params);
     seen.push(chat.compaction);
   });
-  server.connection.onNotification("pi/compactionEnded", (params: Record<string, unknown>) => {
+  server.connection.onNotification("pi/compactionEnded", (params: CompactionEnded) => {
     chat.onCompactionNotice(false, params);
     seen.push(chat.compaction);
   });

@@ -14,6 +14,7 @@ import { ChatSync } from "../src/chatSync";
 import { connectShared, readServerState, SharedServerFiles, sharedServerFiles, stopShared } from "../src/sharedServer";
 import { FakeModel } from "./fakeModel";
 import { needsServer, serverCommand } from "./realServer";
+import type { PiEventParams } from "../src/protocol";
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 20_000;
@@ -35,7 +36,7 @@ async function openWindow(files: SharedServerFiles): Promise<Window> {
   const { socket, state, started } = await connectShared({ command: serverCommand as string, args: [] }, files);
   const connection = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
   const views: ChatSync[] = [];
-  connection.onNotification("pi/event", (params: { seq: number; event: Record<string, unknown> }) => {
+  connection.onNotification("pi/event", (params: PiEventParams) => {
     for (const view of views) view.onEvent(params.seq, params.event);
   });
   connection.listen();
