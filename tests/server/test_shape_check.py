@@ -16,7 +16,7 @@ from pytest_lsp import LanguageClient
 from pi_lsp.protocol import check
 from pi_lsp.protocol.shapes import Obj
 from tests import shape_check
-from tests.server.conftest import call, start_raw, wait_until
+from tests.server.support import call, start_raw, wait_until
 
 NARROW = Obj(name="Narrowed")
 
