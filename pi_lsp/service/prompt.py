@@ -428,9 +428,10 @@ class PromptService:
             log.info("prompt watcher no longer watching %s", ", ".join(removed))
 
     async def _assemble(self, root: str, tokenizer_name: str) -> PromptResult:
-        tokenizer = shared_tokenizer(tokenizer_name)
+        # The tokenizer too is made in the thread: the first one loads its ranks (about a second),
+        # which on the event loop would stop every other request meanwhile.
         result: PromptResult = await self._in_thread(
-            lambda: assemble_system_prompt(root, tokenizer=tokenizer)
+            lambda: assemble_system_prompt(root, tokenizer=shared_tokenizer(tokenizer_name))
         )
         return result
 
