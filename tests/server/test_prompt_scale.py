@@ -152,7 +152,7 @@ async def test_the_tokenizer_of_a_roots_build_is_made_off_the_event_loop(
     the event loop, stopping every other request (a compaction's, another session's) meanwhile."""
     import threading
 
-    import pi_lsp.service.prompt as prompt_module
+    import pi_lsp.prompt.workspace as prompt_module
 
     threads: list[str] = []
     real = prompt_module.shared_tokenizer
