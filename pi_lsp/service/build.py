@@ -15,6 +15,7 @@ method").
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ class PiService:
     reattach_grace: float = 0.0  # seconds a run outlives its connection (shared servers)
     _built: dict[str, Any] = field(default_factory=dict)
     _building: threading.RLock = field(default_factory=threading.RLock)  # runs builds the others
+    _build_tasks: dict[str, asyncio.Future[Any]] = field(default_factory=dict)  # build_off_loop's
 
     def _lazy(self, name: str) -> Any:
         built = self._built.get(name)
@@ -126,9 +128,19 @@ class PiService:
     async def build_off_loop(self, name: str) -> None:
         """Build ``name`` (one of :data:`LAZY_SERVICES`) in a worker thread if it is not built yet:
         its first build imports seconds of modules, which on the event loop would stall every
-        other request meanwhile (the first ``pi/compact`` did)."""
-        if name not in self._built:
-            await self.host.in_thread(lambda: self._lazy(name))
+        other request meanwhile (the first ``pi/compact`` and ``pi/prompt`` did).
+
+        Requests that come meanwhile wait for the same build and go on in the order they came
+        (a ``pi/abort`` sent right behind the first ``pi/prompt`` finds its run admitted); one
+        that is cancelled does not cancel the build."""
+        if name in self._built:
+            return
+        building = self._build_tasks.get(name)
+        if building is None:
+            building = asyncio.ensure_future(self.host.in_thread(lambda: self._lazy(name)))
+            self._build_tasks[name] = building
+            building.add_done_callback(lambda _: self._build_tasks.pop(name, None))
+        await asyncio.shield(building)
 
     def built(self, name: str) -> Any:
         """The service ``name`` of :data:`LAZY_SERVICES` if it has been built, else None."""
