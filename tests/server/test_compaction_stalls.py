@@ -110,6 +110,10 @@ def test_what_a_paused_block_made_is_left_out_of_the_collectors_passes() -> None
     last = kept[-1]
     assert gc.is_tracked(last)
     assert not any(found is last for found in gc.get_objects())  # in no generation a pass scans
+    frozen = gc.get_freeze_count()
+    with gc_paused():
+        few = [[number] for number in range(100)]
+    assert gc.get_freeze_count() == frozen and gc.is_tracked(few[0])  # a small block freezes nothing
 
 
 async def test_another_sessions_request_is_answered_while_a_big_compaction_runs(tmp_path: Path) -> None:
