@@ -102,7 +102,7 @@ class FlatWatches:
         self._sink = sink
         self._lock = threading.Lock()
         self._by_path: dict[str, int] = {}
-        self._by_wd: dict[int, str] = {}
+        self._by_wd: dict[int, set[str]] = {}  # two paths of one folder (a symlink) share its wd
         self._lost: set[str] = set()
         self._fd = -1
         self._wake_r, self._wake_w = -1, -1
@@ -147,7 +147,7 @@ class FlatWatches:
                 number = ctypes.get_errno()
                 raise OSError(number, os.strerror(number), path)
             self._by_path[path] = wd
-            self._by_wd[wd] = path
+            self._by_wd.setdefault(wd, set()).add(path)
             self._lost.discard(path)
 
     def remove(self, path: str) -> None:
@@ -156,10 +156,10 @@ class FlatWatches:
             self._lost.discard(path)
             if wd is None:
                 return
-            if self._by_wd.get(wd) == path:
-                del self._by_wd[wd]
-                if self._fd >= 0:
-                    self._libc.inotify_rm_watch(self._fd, wd)
+            paths = self._by_wd.get(wd, set())
+            paths.discard(path)
+            if not paths and self._by_wd.pop(wd, None) is not None and self._fd >= 0:
+                self._libc.inotify_rm_watch(self._fd, wd)
 
     def stale(self, path: str) -> bool:
         """Whether the watch of ``path`` was lost (its directory deleted or moved)."""
@@ -196,12 +196,12 @@ class FlatWatches:
                 log.warning("inotify queue overflow: some prompt file changes may be missed")
                 continue
             with self._lock:
-                directory = self._by_wd.get(wd)
-                if directory is not None and mask & _IN_IGNORED:
+                directories = sorted(self._by_wd.get(wd, ()))
+                if directories and mask & _IN_IGNORED:
                     del self._by_wd[wd]
-                    if self._by_path.get(directory) == wd:
-                        self._lost.add(directory)
-            if directory is None or mask & _IN_IGNORED:
+                    self._lost.update(d for d in directories if self._by_path.get(d) == wd)
+            if not directories or mask & _IN_IGNORED:
                 continue
-            path = os.path.join(directory, os.fsdecode(raw)) if raw else directory
-            self._sink([path], bool(mask & _IN_ISDIR) if raw else True, _kind(mask))
+            name = os.fsdecode(raw)
+            paths = [os.path.join(directory, name) if raw else directory for directory in directories]
+            self._sink(paths, bool(mask & _IN_ISDIR) if raw else True, _kind(mask))

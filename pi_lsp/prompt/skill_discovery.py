@@ -219,9 +219,7 @@ class _Accumulator:
             self.entries[path] = (meta, enabled)
 
     def collect(self, directory: str, *, include_root_md: bool) -> list[str]:
-        files, diagnostics = walk_skill_files(
-            directory, include_root_md=include_root_md, shared=self.budget
-        )
+        files, diagnostics = walk_skill_files(directory, include_root_md=include_root_md, shared=self.budget)
         self.walk_diagnostics.extend(diagnostics)
         return files
 

@@ -277,3 +277,21 @@ def test_a_burst_in_one_root_re_plans_that_root_only(workspace: Tree, backend: B
         # a change every root hears about (the agent dir's AGENTS.md) re-plans them all
         recorder.expect(lambda: Path(workspace.path("agent"), "AGENTS.md").write_text("All.\n"), calls=30)
         assert watcher.plans_made == planned + 1 + 30
+
+
+@pytest.mark.skipif(not watchdog_available(), reason="optional package watchdog is not installed")
+def test_a_folder_watched_under_two_paths_is_still_heard_when_one_goes(workspace: Tree) -> None:
+    """A root and a symlink to it are one inotify watch: dropping the link's root keeps the other."""
+    real = workspace.path("projects/real")
+    os.makedirs(real)
+    link = workspace.path("projects/z-link")  # added after the real path
+    os.symlink(real, link)
+    recorder = Recorder()
+    watcher = PromptWatcher(
+        recorder, agent_dir=workspace.path("agent"), home=workspace.path("home"), backend="watchdog"
+    )
+    with watcher:
+        watcher.update_roots([real, link])
+        watcher.remove_root(link)
+        got = recorder.expect(lambda: Path(real, "AGENTS.md").write_text("Rules.\n"))
+        assert got == [(real, [os.path.join(real, "AGENTS.md")])]
