@@ -9,7 +9,9 @@ the notification, which comes after the server's watcher noticed the save, waite
 * a large one (20 directory levels with an AGENTS.md each, 100 skills): a SKILL.md deep in the
   tree, the agent dir's AGENTS.md (outside the workspace), and a change reported by the client
   (``workspace/didChangeWatchedFiles``, nothing written);
-* round trips of ``pi/getSystemPrompt`` and of a hover on a SKILL.md in the large workspace.
+* round trips of ``pi/getSystemPrompt`` and of a hover on a SKILL.md in the large workspace;
+* ``--roots`` sessions of distinct cwds (1,000) opened before the first ``pi/getSystemPrompt``,
+  which answers once every one of them is watched, then a save of an AGENTS.md in one of them.
 
 Run: ``.venv/bin/python benchmarks/bench_prompt_server.py [--saves N] [--write-docs]``. With
 ``--write-docs`` the "System prompt (server)" section of ``docs/benchmarks.md`` is replaced (or
@@ -90,8 +92,40 @@ async def _round_trips(client: RpcClient, method: str, params: Any, runs: int) -
     return samples
 
 
-async def run(saves: int, runs: int) -> dict[str, dict[str, float]]:
+async def many_roots(roots: int) -> dict[str, dict[str, float]]:
+    """The first ``pi/getSystemPrompt`` after ``roots`` sessions of distinct cwds were opened (the
+    prompt service not yet built), then save → notification in the last of them."""
+    with tempfile.TemporaryDirectory(prefix="pi-lsp-bench-prompt-") as folder:
+        root = Path(folder)
+        workspace = root / "ws"
+        for sub in ("agent", "home", "ws"):
+            (root / sub).mkdir()
+        cwds = [root / "projects" / f"p{n:04d}" for n in range(roots)]
+        for cwd in cwds:
+            cwd.mkdir(parents=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PI_CODING_AGENT")}
+        env.update(PI_CODING_AGENT_DIR=str(root / "agent"), HOME=str(root / "home"))
+        env.pop("ANTHROPIC_API_KEY", None)
+        client = await RpcClient.start(env=env, cwd=str(root), quiet=True)
+        try:
+            await client.initialize(str(workspace))
+            for cwd in cwds:
+                await client.request("pi/newSession", {"cwd": str(cwd), "persist": False})
+            first = await _round_trips(client, "pi/getSystemPrompt", {}, 1)
+            agents = cwds[-1] / "AGENTS.md"
+            saves = await _saves(client, cwds[-1], lambda i: agents.write_text(f"Rules {i}.\n"), 3)
+        finally:
+            await client.close()
+    return {
+        f"first `pi/getSystemPrompt` with {roots:,} session roots": _row(first),
+        f"{roots:,} session roots: save one root's AGENTS.md": _row(saves),
+    }
+
+
+async def run(saves: int, runs: int, roots: int) -> dict[str, dict[str, float]]:
     rows: dict[str, dict[str, float]] = {}
+    if roots:
+        rows.update(await many_roots(roots))
     with tempfile.TemporaryDirectory(prefix="pi-lsp-bench-prompt-") as folder:
         root = Path(folder)
         for sub in ("agent", "home", "ws"):
@@ -193,14 +227,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--saves", type=int, default=20, help="saves per scenario")
     parser.add_argument("--runs", type=int, default=20, help="round trips per request")
+    parser.add_argument("--roots", type=int, default=1000, help="session roots of distinct cwds (0: none)")
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--smoke", action="store_true", help="2 saves, 2 round trips: does it still run?")
     args = parser.parse_args(argv)
     if args.smoke and args.write_docs:
         parser.error("--smoke numbers mean nothing: no --write-docs")
     if args.smoke:
-        args.saves, args.runs = 2, 2
-    rows = asyncio.run(run(args.saves, args.runs))
+        args.saves, args.runs, args.roots = 2, 2, 20
+    rows = asyncio.run(run(args.saves, args.runs, args.roots))
     text = markdown(rows)
     print(text)
     if args.write_docs:

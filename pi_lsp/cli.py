@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pi_lsp import __version__
@@ -62,6 +63,15 @@ def _parser() -> argparse.ArgumentParser:
     _session_argument(context)
     context.add_argument("--leaf", help="entry id to build the context for (default: the leaf)")
     context.add_argument("--json", action="store_true", help="print the pi/buildContext result")
+
+    prompt = commands.add_parser("prompt", help="print the system prompt a run sends in a folder")
+    prompt.add_argument("--cwd", help="project folder (default: the current directory)")
+    prompt.add_argument("--tools", nargs="+", metavar="TOOL",
+                        help="tool names, e.g. read bash (default: the tools setting, as a run)")  # fmt: skip
+    prompt.add_argument("--json", action="store_true", help="print the pi/getSystemPrompt result")
+    skills = commands.add_parser("skills", help="list the skills pi finds for a folder")
+    skills.add_argument("--cwd", help="project folder (default: the current directory)")
+    skills.add_argument("--json", action="store_true", help="print the pi/listSkills result")
 
     checkpoints = commands.add_parser("checkpoints", help="the checkpoint stores of workspaces")
     actions = checkpoints.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -171,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_demo(args.dir, keep=args.keep)
         if command == "checkpoints":
             return _checkpoints_gc(args)
-        return {"sessions": _sessions, "tree": _tree, "context": _context}[command](args)
+        inspect = {"sessions": _sessions, "tree": _tree, "context": _context, "prompt": _prompt}
+        return {**inspect, "skills": _skills}[command](args)
     except CommandError as error:
         print(f"pi-lsp: error: {error}", file=sys.stderr)
         return 1
@@ -412,3 +423,50 @@ def _context(args: argparse.Namespace) -> int:
 def _print_diagnostics(diagnostics: list[dict[str, Any]]) -> None:
     for item in diagnostics:
         print(f"pi-lsp: {item.get('severity')}: {item.get('message')}", file=sys.stderr)
+
+
+def _prompt_cwd(args: argparse.Namespace) -> str:
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    if not os.path.isdir(cwd):
+        raise CommandError(f"not a folder: {cwd}")
+    return cwd
+
+
+def _prompt(args: argparse.Namespace) -> int:
+    """``pi-lsp prompt``: the run's own prompt building (``workspace_prompt``) with the run's
+    tools and tokenizer settings; exit status 1 when a source is broken."""
+    from pi_lsp.prompt.workspace import broken_sources, workspace_prompt
+    from pi_lsp.service.settings import Settings
+
+    cwd = _prompt_cwd(args)
+    settings = Settings(cwd)
+    tools = settings.tools if args.tools is None else [t for arg in args.tools for t in arg.split(",") if t]
+    result = workspace_prompt(cwd, tools=tools, tokenizer=settings.tokenizer)
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
+    _print_source_diagnostics(result.diagnostics)
+    return 1 if broken_sources(result.skills, result.skill_diagnostics, result.problems) else 0
+
+
+def _skills(args: argparse.Namespace) -> int:
+    """``pi-lsp skills``: name, description and path of each skill; exit status 1 when a skill
+    source is broken."""
+    from pi_lsp.prompt.assemble import skill_list_json
+    from pi_lsp.prompt.workspace import broken_sources, workspace_skills
+
+    loaded = workspace_skills(_prompt_cwd(args))
+    listing = skill_list_json(loaded)
+    if args.json:
+        _print_json(listing)
+    else:
+        for skill in listing["skills"]:
+            hidden = "  (hidden from the model)" if skill["disableModelInvocation"] else ""
+            print(f"{skill['name']}\t{skill['description']}\t{skill['path']}{hidden}")
+    _print_source_diagnostics(listing["diagnostics"])
+    return 1 if broken_sources(loaded.skills, loaded.diagnostics) else 0
+
+
+def _print_source_diagnostics(diagnostics: Sequence[Mapping[str, Any]]) -> None:
+    _print_diagnostics([{**d, "message": f"{d['path']}: {d['message']}"} for d in diagnostics])

@@ -1,4 +1,3 @@
-"""Fixtures for every test: the pi oracle co-process, the rule that CI never skips it, and the
 """Fixtures for every test: the pi oracle co-process, the rule that CI never skips it, the lane
 marks (``tests/lanes.py``) that ``make test-fast`` selects by, and the protocol shape check of every
 message the tests receive from a server (``tests/shape_check.py``)."""

@@ -21,7 +21,7 @@ from pi_lsp.prompt import pi_text
 from pi_lsp.prompt.context_files import ContextFile, load_project_context_files
 from pi_lsp.prompt.resources import PromptSources, load_settings, resolve_prompt_sources
 from pi_lsp.prompt.skill_discovery import discover_skills
-from pi_lsp.prompt.skills import Skill, SkillDiagnostic, format_skill_entry
+from pi_lsp.prompt.skills import Skill, SkillDiagnostic, SkillLoadResult, format_skill_entry
 from pi_lsp.prompt.system_prompt import (
     PiDocsPaths,
     SystemPromptOptions,
@@ -42,6 +42,7 @@ __all__ = [
     "assemble_system_prompt",
     "list_skills",
     "skill_json",
+    "skill_list_json",
 ]
 
 SourceKind = Literal["agents", "system", "append", "skill"]
@@ -172,7 +173,11 @@ def list_skills(
     """The ``pi/listSkills`` result for ``cwd``: every skill pi would load, with diagnostics."""
     cwd = os.path.abspath(cwd)
     resolved_agent_dir = os.fspath(agent_dir) if agent_dir is not None else str(default_agent_dir())
-    loaded = discover_skills(cwd, resolved_agent_dir, home=home)
+    return skill_list_json(discover_skills(cwd, resolved_agent_dir, home=home))
+
+
+def skill_list_json(loaded: SkillLoadResult) -> SkillListJson:
+    """Found skills and their diagnostics in the ``pi/listSkills`` shape."""
     return {
         "skills": [skill_json(skill) for skill in loaded.skills],
         "diagnostics": [_diagnostic_json(d) for d in loaded.diagnostics],

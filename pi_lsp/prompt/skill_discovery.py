@@ -33,6 +33,7 @@ from pi_lsp.prompt.skills import (
     resolve_user_path,
     walk_skill_files,
 )
+from pi_lsp.prompt.walk_limits import WalkBudget
 
 __all__ = ["SkillLocations", "discover_skills", "skill_locations"]
 
@@ -209,13 +210,16 @@ def _apply_patterns(files: list[str], patterns: Sequence[str], base_dir: str) ->
 class _Accumulator:
     entries: dict[str, tuple[_Meta, bool]] = field(default_factory=dict)
     walk_diagnostics: list[SkillDiagnostic] = field(default_factory=list)
+    budget: WalkBudget = field(default_factory=WalkBudget)
+    """Shared by every walk of the discovery: a repository listing ``/usr`` a hundred times in its
+    settings, or linking it from each ancestor's ``.agents/skills``, gets one walk's worth."""
 
     def add(self, path: str, meta: _Meta, enabled: bool) -> None:
         if path and path not in self.entries:
             self.entries[path] = (meta, enabled)
 
     def collect(self, directory: str, *, include_root_md: bool) -> list[str]:
-        files, diagnostics = walk_skill_files(directory, include_root_md=include_root_md)
+        files, diagnostics = walk_skill_files(directory, include_root_md=include_root_md, shared=self.budget)
         self.walk_diagnostics.extend(diagnostics)
         return files
 

@@ -20,7 +20,7 @@ from pi_lsp.jscompat import js_len, js_trim, js_truthy, node_error_message
 from pi_lsp.prompt import pi_text
 from pi_lsp.prompt.frontmatter import FrontmatterError, parse_frontmatter
 from pi_lsp.prompt.patterns import IgnoreRules, prefix_ignore_pattern
-from pi_lsp.prompt.walk_limits import MAX_IGNORE_RULES, RuleBudget, WalkBudget
+from pi_lsp.prompt.walk_limits import MAX_IGNORE_RULES, RuleBudget, WalkBudget, leads_back
 from pi_lsp.safe_io import read_error_message, read_text
 
 __all__ = [
@@ -297,7 +297,9 @@ def _add_ignore_rules(
         rules.add(budget.take(patterns, ignore_path) if budget is not None else patterns[:MAX_IGNORE_RULES])
 
 
-def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[str], list[SkillDiagnostic]]:
+def walk_skill_files(
+    root: str, *, include_root_md: bool = True, shared: WalkBudget | None = None
+) -> tuple[list[str], list[SkillDiagnostic]]:
     """The skill files below ``root`` in pi's order, plus loop/unreadable-directory diagnostics.
 
     A directory containing ``SKILL.md`` is a skill root: only that file counts and the walk does
@@ -306,8 +308,10 @@ def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[s
     Dot entries and ``node_modules`` are skipped; ignore files apply; symlinks are followed.
 
     Unlike pi, each real directory is listed once (the first path that reaches it wins, as pi's
-    realpath dedupe would pick it anyway), so symlink diamonds cost linear time, and the walk keeps
-    to :mod:`~pi_lsp.prompt.walk_limits` (a warning says what was left out).
+    realpath dedupe would pick it anyway), so symlink diamonds cost linear time; a link to a folder
+    holding the root (``/``, a parent) is a loop; and the walk keeps to
+    :mod:`~pi_lsp.prompt.walk_limits` (a warning says what was left out), spending ``shared`` too
+    when it is one of a discovery's walks.
     """
     files: list[str] = []
     diagnostics: list[SkillDiagnostic] = []
@@ -315,8 +319,9 @@ def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[s
         return files, diagnostics
     rules = IgnoreRules()
     rule_budget = RuleBudget()
-    budget = WalkBudget()
+    budget = shared.part() if shared is not None else WalkBudget()
     visited: set[str] = set()
+    real_root = canonical_path(root)
 
     def rel(path: str) -> str:
         return os.path.relpath(path, root).replace(os.sep, "/")
@@ -358,7 +363,7 @@ def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[s
                     continue
                 linked = entry.is_symlink()
                 real = canonical_path(full) if linked else os.path.join(real_directory, entry.name)
-                if real in ancestors:
+                if real in ancestors or leads_back(real, real_root):
                     message = f"symlink loop: {full} leads back to {real}; not followed"
                     diagnostics.append(SkillDiagnostic("warning", message, full))
                     continue
@@ -374,7 +379,6 @@ def walk_skill_files(root: str, *, include_root_md: bool = True) -> tuple[list[s
             ):
                 files.append(full)
 
-    real_root = canonical_path(root)
     walk(root, real_root, frozenset({real_root}), 0)
     for message in budget.problems(root):
         diagnostics.append(SkillDiagnostic("warning", message, root))

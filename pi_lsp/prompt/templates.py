@@ -37,7 +37,7 @@ from pi_lsp.prompt.skill_discovery import (
     _split_entries,
 )
 from pi_lsp.prompt.skills import Skill, _add_ignore_rules, canonical_path, resolve_user_path
-from pi_lsp.prompt.walk_limits import RuleBudget, WalkBudget
+from pi_lsp.prompt.walk_limits import RuleBudget, WalkBudget, leads_back
 from pi_lsp.safe_io import read_text
 
 __all__ = [
@@ -224,7 +224,8 @@ def _top_level_md(directory: str) -> list[str]:
 def _md_files_recursive(directory: str) -> list[str]:
     """pi's ``collectFiles(dir, /\\.md$/)`` for a directory named in settings.
 
-    Each real directory is listed once (symlink loops and diamonds cost nothing) and the walk keeps
+    Each real directory is listed once (symlink loops and diamonds cost nothing, a link to a folder
+    holding ``directory`` is not followed) and the walk keeps
     to :mod:`~pi_lsp.prompt.walk_limits`; pi itself has no such bounds.
     """
     rules = IgnoreRules()
@@ -233,9 +234,11 @@ def _md_files_recursive(directory: str) -> list[str]:
     visited: set[str] = set()
     files: list[str] = []
 
+    real_root = canonical_path(directory)
+
     def walk(current: str, depth: int) -> None:
         real = canonical_path(current)
-        if real in visited or not budget.enter(depth):
+        if real in visited or (depth > 0 and leads_back(real, real_root)) or not budget.enter(depth):
             return
         visited.add(real)
         _add_ignore_rules(rules, current, directory, rule_budget)

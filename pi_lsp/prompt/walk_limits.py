@@ -2,8 +2,12 @@
 
 A skills folder may hold symlink "diamonds" (``a -> .``, ``b -> .`` at every level: exponentially
 many paths to the same directories) or a link to ``/``. Every walk therefore visits each real
-directory once, and stops at a depth, a directory count and an entry count that no real skill
-tree comes near, saying so once (``WalkBudget.exceeded``).
+directory once, does not follow a link to a folder that holds the walk's own root (``/``, a
+parent: a loop, however long the way round; :func:`leads_back`), and stops at a depth, a
+directory count and an entry count that no real skill tree comes near, saying so once
+(``WalkBudget.exceeded``). The walks of one discovery (every skill root of a cwd, which a
+repository's settings can list many times over) share one budget of the same size
+(:meth:`WalkBudget.part`), so a whole discovery is bounded, not each of its walks.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ __all__ = [
     "MAX_WALK_ENTRIES",
     "RuleBudget",
     "WalkBudget",
+    "leads_back",
 ]
 
 MAX_WALK_DEPTH = 32
@@ -43,6 +48,12 @@ class WalkBudget:
     entries: int = 0
     exceeded: str | None = None
     too_deep: bool = False
+    shared: WalkBudget | None = None
+    """The budget of the whole discovery this walk is part of (charged too)."""
+
+    def part(self) -> WalkBudget:
+        """A budget for one walk that also spends this one (depth and messages are the walk's)."""
+        return WalkBudget(shared=self)
 
     def enter(self, depth: int) -> bool:
         """Whether a directory at ``depth`` may be listed (counts it when it may)."""
@@ -53,6 +64,9 @@ class WalkBudget:
             return False
         if self.dirs >= MAX_WALK_DIRS:
             self.exceeded = f"more than {MAX_WALK_DIRS:,} directories"
+            return False
+        if self.shared is not None and not self.shared.enter(0):
+            self.exceeded = f"{self.shared.exceeded} in all skill folders together"
             return False
         self.dirs += 1
         return True
@@ -69,10 +83,19 @@ class WalkBudget:
     def listed(self, count: int) -> bool:
         """Count ``count`` entries of a listed directory; False once over the entry limit."""
         self.entries += count
+        if self.shared is not None and not self.shared.listed(count):
+            self.exceeded = self.exceeded or f"{self.shared.exceeded} in all skill folders together"
+            return False
         if self.entries > MAX_WALK_ENTRIES:
             self.exceeded = self.exceeded or f"more than {MAX_WALK_ENTRIES:,} entries"
             return False
         return True
+
+
+def leads_back(real_target: str, real_root: str) -> bool:
+    """Whether a symlinked folder whose real path is ``real_target`` holds the walk's root (is it
+    or one of its parents, ``/`` included): following it only comes round again."""
+    return real_root == real_target or real_root.startswith(real_target.rstrip(os.sep) + os.sep)
 
 
 @dataclass
@@ -105,14 +128,15 @@ def walk_dirs(
     skip: Callable[[str], bool] = lambda name: False,
 ) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
     """Each directory below ``root`` (itself included) with its entries, depth first, each real
-    directory once, within ``budget``; entries whose name ``skip`` accepts are not descended into.
-    Unreadable directories are passed over."""
+    directory once, within ``budget``; entries whose name ``skip`` accepts are not descended into,
+    nor links that lead back to a folder holding ``root``. Unreadable directories are passed over."""
     seen: set[str] = set()
+    real_root = os.path.realpath(root) if follow_symlinks else root
     stack = [(root, 0)]
     while stack:
         directory, depth = stack.pop()
         real = os.path.realpath(directory) if follow_symlinks else directory
-        if real in seen:
+        if real in seen or (depth > 0 and follow_symlinks and leads_back(real, real_root)):
             continue
         if not budget.enter(depth):
             if budget.exceeded is not None:

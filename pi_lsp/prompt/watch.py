@@ -165,17 +165,20 @@ class PromptWatcher:
             self.plans_made += len(plans)
         self._apply(recompute=False)
 
-    def refresh(self) -> None:
-        """Re-plan every root (settings may name new skill paths; directories may have appeared)."""
+    def refresh(self, roots: Iterable[str] | None = None) -> None:
+        """Re-plan ``roots`` (default: every root): settings may name new skill paths, directories
+        may have appeared. After a burst only the roots it touched are re-planned: a change that
+        can alter a root's plan (its settings files, a folder on the way to one of its inputs) is
+        relevant to that root, so a save in one of a thousand roots re-plans one."""
         with self._lock:
-            roots = list(self._plans)
-        plans = {cwd: plan_watch(cwd, self._agent_dir, home=self._home) for cwd in roots}
+            wanted = list(self._plans) if roots is None else [r for r in roots if r in self._plans]
+        plans = {cwd: plan_watch(cwd, self._agent_dir, home=self._home) for cwd in wanted}
         with self._lock:
             self.plans_made += len(plans)
             for cwd, plan in plans.items():
                 if cwd in self._plans:
                     self._plans[cwd] = plan
-        self._report_existing(self._apply().replaced)
+        self._report_existing(self._apply(roots=None if roots is None else set(plans)).replaced)
 
     def _report_existing(self, directories: Sequence[tuple[str, bool]]) -> None:
         """Report the inputs inside directories whose earlier contents we could not have seen."""
@@ -190,9 +193,10 @@ class PromptWatcher:
         if found:
             self._ingest(found, False)
 
-    def _apply(self, *, recompute: bool = True) -> Applied:
-        """Bring the backend in line with the plans; ``recompute`` finds every plan's watch
-        directories again (after file changes: directories may have appeared or gone)."""
+    def _apply(self, *, recompute: bool = True, roots: set[str] | None = None) -> Applied:
+        """Bring the backend in line with the plans; ``recompute`` finds the watch directories of
+        ``roots`` (default: every plan's) again (after file changes: directories may have appeared
+        or gone)."""
         with self._lock:
             plans = dict(self._plans)
             running = self._running
@@ -200,10 +204,13 @@ class PromptWatcher:
             return Applied()
         if recompute:
             isdir = dir_checker()
-            fresh = {cwd: plan.watch_dirs(isdir) for cwd, plan in plans.items()}
+            fresh = {
+                cwd: plan.watch_dirs(isdir) for cwd, plan in plans.items() if roots is None or cwd in roots
+            }
             with self._lock:
                 self._targets.update({cwd: t for cwd, t in fresh.items() if cwd in self._plans})
-                self._targets_stale = False
+                if roots is None:
+                    self._targets_stale = False
         with self._lock:
             targets: set[tuple[str, bool]] = set().union(*self._targets.values())
         return self._backend.apply(list(plans.values()), targets, check_stale=recompute)
@@ -315,7 +322,7 @@ class PromptWatcher:
             for cwd, changed in batch.items():
                 self._dispatch(cwd, sorted(changed))
             try:
-                self.refresh()
+                self.refresh(batch)
             except Exception:  # pragma: no cover - re-planning must not kill the thread
                 log.exception("prompt watcher re-plan failed")
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pi_lsp.prompt.inotify import FlatWatches, flat_watches_available
 from pi_lsp.prompt.walk_limits import WalkBudget, walk_dirs
 from pi_lsp.prompt.watch_plan import WatchPlan, iter_tree_files
 from pi_lsp.stat_poll import Snapshot, changed_paths, snapshot
@@ -61,8 +62,17 @@ class Backend(Protocol):
         ...
 
 
+_FLAT = "flat"
+"""Stands for a watch on the shared inotify descriptor in ``WatchdogBackend._watches``."""
+
+
 class WatchdogBackend:
-    """Native file events through ``watchdog``; one observer, watches diffed on every apply."""
+    """Native file events through ``watchdog``; one observer, watches diffed on every apply.
+
+    On Linux the flat (non-recursive) watches, one per root and ancestor folder, are all on one
+    inotify descriptor read by one thread (:mod:`~pi_lsp.prompt.inotify`) instead of a
+    ``watchdog`` emitter thread each; recursive ones (skill trees) stay with ``watchdog``.
+    """
 
     name = "watchdog"
 
@@ -108,6 +118,7 @@ class WatchdogBackend:
         self._watches: dict[tuple[str, bool], tuple[Any, tuple[int, int] | None]] = {}
         self._failed: set[tuple[str, bool]] = set()
         self._lock = threading.Lock()
+        self._flat = FlatWatches(sink) if flat_watches_available() else None
 
     def start(self) -> None:
         with self._lock:
@@ -115,10 +126,35 @@ class WatchdogBackend:
                 self._observer = self._observer_class()
                 self._watches.clear()
             self._observer.start()
+            if self._flat is not None:
+                self._flat.start()
 
     def stop(self) -> None:
         self._observer.stop()
         self._observer.join(timeout=5)
+        if self._flat is not None:
+            self._flat.stop()
+
+    def _lost(self, key: tuple[str, bool], watch: Any, live: set[Any]) -> bool:
+        if watch is _FLAT:
+            return self._flat is not None and self._flat.stale(key[0])
+        return watch not in live
+
+    def _unwatch(self, key: tuple[str, bool], watch: Any) -> None:
+        if watch is _FLAT:
+            if self._flat is not None:
+                self._flat.remove(key[0])
+            return
+        with contextlib.suppress(KeyError, OSError):
+            self._observer.unschedule(watch)
+
+    def _watch(self, path: str, recursive: bool) -> Any:
+        if not recursive and self._flat is not None:
+            self._flat.add(path)
+            return _FLAT
+        return self._observer.schedule(
+            self._handler, path, recursive=recursive, event_filter=self._event_filter
+        )
 
     def apply(self, plans: Sequence[WatchPlan], targets: Targets, *, check_stale: bool = True) -> Applied:
         recursive = {path for path, rec in targets if rec}
@@ -133,13 +169,12 @@ class WatchdogBackend:
                 stale = {
                     key
                     for key, (watch, identity) in self._watches.items()
-                    if watch not in live or _identity(key[0]) != identity
+                    if self._lost(key, watch, live) or _identity(key[0]) != identity
                 }
                 self._failed.clear()  # retried now and then, not on every root added
             for key in (set(self._watches) - wanted) | stale:
                 watch, _ = self._watches.pop(key)
-                with contextlib.suppress(KeyError, OSError):
-                    self._observer.unschedule(watch)
+                self._unwatch(key, watch)
             for key in sorted(wanted - set(self._watches) - self._failed):
                 path, rec = key
                 identity = _identity(path)
@@ -147,9 +182,7 @@ class WatchdogBackend:
                     log.warning("%s holds too many folders: only its top folder is watched", path)
                     rec = False
                 try:
-                    watch = self._observer.schedule(
-                        self._handler, path, recursive=rec, event_filter=self._event_filter
-                    )
+                    watch = self._watch(path, rec)
                 except OSError as error:
                     log.warning("cannot watch %s: %s", path, error)
                     self._failed.add(key)

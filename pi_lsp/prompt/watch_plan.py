@@ -91,8 +91,8 @@ class WatchPlan:
                 dirs.add((tree, True))
             else:
                 dirs.add((nearest_existing_dir(tree, isdir), False))
-        for file_path in self.files:
-            dirs.add((nearest_existing_dir(os.path.dirname(file_path), isdir), False))
+        for directory in {os.path.dirname(file_path) for file_path in self.files}:  # 4 names a folder
+            dirs.add((nearest_existing_dir(directory, isdir), False))
         recursive = {path for path, is_recursive in dirs if is_recursive}
         return {(path, rec) for path, rec in dirs if rec or path not in recursive}
 

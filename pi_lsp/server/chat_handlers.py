@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import TYPE_CHECKING, Any
 
 from pi_lsp.protocol.enums import STREAMING_BEHAVIOR, THINKING_LEVELS
 from pi_lsp.server.context import Context, Handler
 from pi_lsp.server.params import Params
 from pi_lsp.service.errors import InvalidParams
 from pi_lsp.session.validate import image_problem
+
+if TYPE_CHECKING:
+    from pi_lsp.service.runs import RunService
+
+
+async def _runs(ctx: Context) -> RunService:
+    """The run service, built in a worker on a fresh server's first chat request (seconds of
+    imports); requests meanwhile are answered, and chat requests go on in the order they came."""
+    await ctx.service.build_off_loop(ctx.service.lazy.runs)
+    return ctx.service.runs
 
 
 def _images(p: Params) -> list[dict[str, Any]]:
@@ -35,23 +46,37 @@ async def prompt(ctx: Context, p: Params) -> Any:
     behavior = p.data.get("streamingBehavior")
     if behavior is not None and behavior not in STREAMING_BEHAVIOR.values:
         raise InvalidParams('streamingBehavior must be "steer" or "followUp"', {"field": "streamingBehavior"})
-    return await ctx.service.runs.prompt(ctx.client, p.session(), text, images, behavior)
+    if ctx.service.lazy.runs.built is not None:
+        return await ctx.service.runs.prompt(ctx.client, p.session(), text, images, behavior)
+    cancelled = False
+    while True:  # a $/cancelRequest during the build still gets the run, aborted, as its answer
+        try:
+            runs = await _runs(ctx)
+            break
+        except asyncio.CancelledError:
+            cancelled = True
+    if not cancelled:  # admitted before any await, ahead of a pi/abort that waited behind it
+        return await runs.prompt(ctx.client, p.session(), text, images, behavior)
+    run = asyncio.ensure_future(runs.prompt(ctx.client, p.session(), text, images, behavior))
+    await asyncio.sleep(0)  # the run is admitted in its first step
+    run.cancel()  # what a cancel during the preparation does: the run ends aborted
+    return await run
 
 
 async def abort(ctx: Context, p: Params) -> Any:
-    return ctx.service.runs.abort(ctx.client, p.session())
+    return (await _runs(ctx)).abort(ctx.client, p.session())
 
 
 async def clear_queue(ctx: Context, p: Params) -> Any:
-    return ctx.service.runs.clear_queue(ctx.client, p.session())
+    return (await _runs(ctx)).clear_queue(ctx.client, p.session())
 
 
 async def get_run_state(ctx: Context, p: Params) -> Any:
-    return await ctx.service.runs.run_state(ctx.client, p.session())
+    return await (await _runs(ctx)).run_state(ctx.client, p.session())
 
 
 async def list_models(ctx: Context, p: Params) -> Any:
-    return ctx.service.runs.list_models(ctx.client)
+    return (await _runs(ctx)).list_models(ctx.client)
 
 
 async def set_model(ctx: Context, p: Params) -> Any:
@@ -61,16 +86,16 @@ async def set_model(ctx: Context, p: Params) -> Any:
         raise InvalidParams(
             f"thinkingLevel must be one of {', '.join(THINKING_LEVELS)}", {"field": "thinkingLevel"}
         )
-    return await ctx.service.runs.set_model(ctx.client, p.session(), model_id, level)
+    return await (await _runs(ctx)).set_model(ctx.client, p.session(), model_id, level)
 
 
 async def get_session_stats(ctx: Context, p: Params) -> Any:
-    return await ctx.service.runs.session_stats(ctx.client, p.session())
+    return await (await _runs(ctx)).session_stats(ctx.client, p.session())
 
 
 async def get_commands(ctx: Context, p: Params) -> Any:
     cwd = ctx.service.prompt.request_cwd(ctx.client, p.session(), p.opt_path("cwd"))
-    return await ctx.service.runs.get_commands(cwd)
+    return await (await _runs(ctx)).get_commands(cwd)
 
 
 async def bash(ctx: Context, p: Params) -> Any:
@@ -78,7 +103,7 @@ async def bash(ctx: Context, p: Params) -> Any:
     if "\x00" in command:  # no process can be given it
         raise InvalidParams("command must not contain NUL characters", {"field": "command"})
     exclude = p.opt_bool("excludeFromContext", False)
-    return await ctx.service.runs.bash(ctx.client, p.session(), command, exclude)
+    return await (await _runs(ctx)).bash(ctx.client, p.session(), command, exclude)
 
 
 CHAT_METHODS: dict[str, Handler] = {

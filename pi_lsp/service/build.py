@@ -15,6 +15,7 @@ its ``aclose()`` (or add it to ``closers``) if it starts background work; then a
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -94,6 +95,7 @@ class PiService:
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # after the lazy ones
     reattach_grace: float = 0.0  # seconds a run outlives its connection (shared servers)
     lazy: LazyServices = field(init=False)
+    _build_tasks: dict[int, asyncio.Future[Any]] = field(default_factory=dict)  # build_off_loop's
 
     def __post_init__(self) -> None:
         lock = threading.RLock()
@@ -162,9 +164,20 @@ class PiService:
     async def build_off_loop(self, lazy: Lazy[Any]) -> None:
         """Build ``lazy`` (one of :attr:`lazy`) in a worker thread if it is not built yet: its
         first build imports seconds of modules, which on the event loop would stall every other
-        request meanwhile (the first ``pi/compact`` did)."""
-        if lazy.built is None:
-            await self.host.in_thread(lazy.get)
+        request meanwhile (the first ``pi/compact`` and ``pi/prompt`` did).
+
+        Requests that come meanwhile wait for the same build and go on in the order they came
+        (a ``pi/abort`` sent right behind the first ``pi/prompt`` finds its run admitted); one
+        that is cancelled does not cancel the build."""
+        if lazy.built is not None:
+            return
+        key = id(lazy)
+        building = self._build_tasks.get(key)
+        if building is None:
+            building = asyncio.ensure_future(self.host.in_thread(lazy.get))
+            self._build_tasks[key] = building
+            building.add_done_callback(lambda _: self._build_tasks.pop(key, None))
+        await asyncio.shield(building)
 
     @property
     def registry(self) -> Registry:

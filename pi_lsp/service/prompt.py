@@ -2,8 +2,8 @@
 
 Domain code lives in :mod:`pi_lsp.prompt`; this service decides *for whom* and *when*:
 
-* ``pi/getSystemPrompt`` / ``pi/listSkills`` run the domain's ``assemble_system_prompt`` /
-  ``list_skills`` in a worker thread with the client's configured tokenizer.
+* ``pi/getSystemPrompt`` / ``pi/listSkills`` (and a run's system prompt) run the domain's
+  ``workspace_prompt`` / ``workspace_skills`` in a worker thread with the client's tokenizer.
 * Each client has **roots**: its workspace folders (from ``initialized`` and
   ``workspace/didChangeWorkspaceFolders``) plus the cwd of every session it holds. One
   :class:`~pi_lsp.prompt.watch.PromptWatcher` per server process watches the union of all roots
@@ -45,11 +45,11 @@ from typing import Any
 
 import orjson
 
-from pi_lsp.compaction.tokenizers import shared_tokenizer
 from pi_lsp.paths import path_to_uri
-from pi_lsp.prompt.assemble import PromptResult, SkillListJson, assemble_system_prompt, list_skills
+from pi_lsp.prompt.assemble import PromptResult, SkillListJson, skill_list_json
 from pi_lsp.prompt.diagnostics import LspDiagnostic, PromptFileIndex, settings_file_diagnostics
 from pi_lsp.prompt.watch import PromptWatcher
+from pi_lsp.prompt.workspace import workspace_prompt, workspace_skills
 from pi_lsp.service.errors import InvalidParams
 from pi_lsp.service.host import SessionHost
 from pi_lsp.service.notifications import send, spawn
@@ -272,12 +272,8 @@ class PromptService:
         await self.settled()
 
         def build() -> PromptResult:
-            return assemble_system_prompt(
-                cwd,
-                tools=tools,
-                custom_prompt=custom_prompt,
-                append_prompt=append_prompt,
-                tokenizer=shared_tokenizer(name),
+            return workspace_prompt(
+                cwd, tools=tools, tokenizer=name, custom_prompt=custom_prompt, append_prompt=append_prompt
             )
 
         result: PromptResult = await self._in_thread(build)
@@ -292,7 +288,7 @@ class PromptService:
 
     async def list_skills(self, client: Client, cwd: str) -> SkillListJson:
         """``pi/listSkills``: every skill pi would load for ``cwd``, with diagnostics."""
-        result: SkillListJson = await self._in_thread(lambda: list_skills(cwd))
+        result: SkillListJson = await self._in_thread(lambda: skill_list_json(workspace_skills(cwd)))
         return result
 
     # ------------------------------------------------------------------ client lifecycle
@@ -428,10 +424,9 @@ class PromptService:
             log.info("prompt watcher no longer watching %s", ", ".join(removed))
 
     async def _assemble(self, root: str, tokenizer_name: str) -> PromptResult:
-        tokenizer = shared_tokenizer(tokenizer_name)
-        result: PromptResult = await self._in_thread(
-            lambda: assemble_system_prompt(root, tokenizer=tokenizer)
-        )
+        # The tokenizer too is made in the thread: the first one loads its ranks (about a second),
+        # which on the event loop would stop every other request meanwhile.
+        result: PromptResult = await self._in_thread(lambda: workspace_prompt(root, tokenizer=tokenizer_name))
         return result
 
     async def _complete(self, root: str, tokenizer_name: str, result: PromptResult) -> Build:

@@ -24,10 +24,12 @@ class TooMuchWork(Exception):
     pass
 
 
-def count_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[object]:
-    """Replace ``owner.name`` by a wrapper recording each call's first argument; more than 2,000
-    calls fail the test at once (the unbounded walks make millions)."""
-    calls: list[object] = []
+def count_calls(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str, calls: list[object] | None = None
+) -> list[object]:
+    """Replace ``owner.name`` by a wrapper recording each call's first argument (into ``calls``
+    when given); more than 2,000 calls fail the test at once (the unbounded walks make millions)."""
+    calls = [] if calls is None else calls
     real = getattr(owner, name)
 
     def counting(first: Any, *args: Any, **kwargs: Any) -> Any:
@@ -73,13 +75,15 @@ def test_symlink_diamonds_are_walked_once_per_real_folder(tmp_path: Path, listin
     )
 
 
-def test_a_link_to_the_root_folder_is_walked_within_limits(
+def test_a_link_to_a_big_tree_is_walked_within_limits(
     tmp_path: Path, listings: list[object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(walk_limits, "MAX_WALK_DIRS", 300)
     root = tmp_path / "skills"
     skill(root / "mine", "mine")
-    (root / "zz-everything").symlink_to("/")  # after "mine": the limit leaves out what comes later
+    for index in range(400):
+        (tmp_path / "big" / f"{index:03d}").mkdir(parents=True)
+    (root / "zz-everything").symlink_to(tmp_path / "big")  # after "mine": the limit leaves out the rest
     files, diagnostics = walk_skill_files(str(root))
     assert len(listings) == 300
     assert str(root / "mine" / "SKILL.md") in files
@@ -167,3 +171,73 @@ def test_a_recursive_watch_is_not_placed_on_a_link_to_the_root(
     (tmp_path / "linked").symlink_to("/")
     assert _walkable(str(tmp_path / "skills"))
     assert not _walkable(str(tmp_path / "linked"))
+
+
+def lattice(root: Path, levels: int = 20, width: int = 3) -> None:
+    """``d0 .. d<levels>``: each level holds ``width`` links to the next (``width**levels`` paths to
+    the last), a link back to the top (a cycle), one to itself, and ``d0`` one to ``/``."""
+    for level in range(levels + 1):
+        (root / f"d{level}").mkdir(parents=True)
+    for level in range(levels):
+        for index in range(width):
+            (root / f"d{level}" / f"n{index}").symlink_to(root / f"d{level + 1}")
+        (root / f"d{level}" / "up").symlink_to(root)
+        (root / f"d{level}" / "self").symlink_to(".")
+    (root / "d0" / "slash").symlink_to("/")
+    skill(root / f"d{levels}" / "deep", "deep")
+
+
+@pytest.fixture
+def every_listing(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every directory listed by anyone (``os.scandir`` and ``os.listdir``); over 2,000 fails."""
+    calls = count_calls(monkeypatch, os, "scandir")
+    return count_calls(monkeypatch, os, "listdir", calls)
+
+
+def test_a_lattice_of_symlinks_with_cycles_and_a_link_to_the_root_is_bounded_everywhere(
+    tmp_path: Path, every_listing: list[object]
+) -> None:
+    """The whole system prompt (every skill root, context-file ancestors, the watch plan's walks)
+    lists a bounded number of folders: 3**20 paths, cycles and ``/`` in every skill location."""
+    from pi_lsp.prompt.assemble import assemble_system_prompt
+    from pi_lsp.prompt.watch_plan import plan_watch
+
+    home, agent, ctx = tmp_path / "home", tmp_path / "agent", tmp_path / "ctx"
+    lattice(ctx)
+    for level in range(20):  # each ancestor of the cwd has a .agents/skills: a lattice again
+        (ctx / f"d{level}" / ".agents").mkdir()
+        (ctx / f"d{level}" / ".agents" / "skills").symlink_to(tmp_path / "shared")
+    lattice(tmp_path / "shared")
+    cwd = ctx / "d0" / "n0" / "n1" / "n2" / "n0" / "n1" / "n2" / "n0"
+    for location in (cwd / ".pi" / "skills", agent / "skills", home / ".agents" / "skills"):
+        lattice(location)
+
+    result = assemble_system_prompt(str(cwd), agent_dir=str(agent), home=str(home))
+    plan = plan_watch(str(cwd), str(agent), home=str(home))
+    watched = [path for tree in plan.trees for path in iter_tree_files(tree)]
+
+    assert len(every_listing) < 600  # a few dozen real folders per location
+    assert {s.name for s in result.skills} == {"deep"}
+    assert any(
+        d.message.startswith("symlink loop:") and d.path.endswith("slash") for d in result.skill_diagnostics
+    )
+    assert len(watched) < 100  # one SKILL.md per location, not one per path to it
+    assert any(path.endswith(os.path.join("deep", "SKILL.md")) for path in watched)
+
+
+def test_the_walks_of_one_discovery_share_one_budget(
+    tmp_path: Path, listings: list[object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository listing one big folder many times in its settings gets one walk's worth."""
+    monkeypatch.setattr(walk_limits, "MAX_WALK_DIRS", 100)
+    big = tmp_path / "big"
+    for index in range(90):
+        (big / f"folder-{index:02d}").mkdir(parents=True)
+    skill(big / "folder-00" / "first", "first")
+    ws = tmp_path / "ws"
+    (ws / ".pi").mkdir(parents=True)
+    (ws / ".pi" / "settings.json").write_text(json.dumps({"skills": [str(big)] * 10}))
+    found = discover_skills(str(ws), str(tmp_path / "agent"), home=str(tmp_path / "home"))
+    assert len(listings) <= 100
+    assert [s.name for s in found.skills] == ["first"]
+    assert any("in all skill folders together" in d.message for d in found.diagnostics)

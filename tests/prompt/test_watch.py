@@ -24,6 +24,7 @@ from tests.prompt.helpers import Tree
 
 WAIT = 2.0
 QUIET = 0.35
+Backend = Literal["watchdog", "poll"]
 
 BACKENDS = ["watchdog", "poll"]  # watchdog is a dependency: never skipped
 
@@ -225,3 +226,61 @@ async def test_loop_mode_runs_on_the_loop_and_awaits_coroutines(
         assert seen.empty()
     finally:
         watcher.stop()
+
+
+def test_many_roots_take_a_bounded_number_of_threads_and_each_is_heard(workspace: Tree) -> None:
+    """Each root's flat watches (its cwd, its parents) were a watchdog emitter thread each: a
+    thousand session roots were a thousand threads, and past the kernel's 128 inotify instances
+    their saves went unheard. Now they share one descriptor and one thread."""
+    roots = [workspace.path(f"projects/p{n:03d}") for n in range(200)]
+    for root in roots:
+        os.makedirs(root)
+    recorder = Recorder()
+    before = threading.active_count()
+    watcher = PromptWatcher(
+        recorder, agent_dir=workspace.path("agent"), home=workspace.path("home"), backend="watchdog"
+    )
+    with watcher:
+        watcher.update_roots(roots)
+        assert threading.active_count() - before < 10
+        got = recorder.expect(lambda: Path(roots[-1], "AGENTS.md").write_text("Rules.\n"))
+        assert got == [(roots[-1], [os.path.join(roots[-1], "AGENTS.md")])]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_burst_in_one_root_re_plans_that_root_only(workspace: Tree, backend: Backend) -> None:
+    """After each burst the watcher re-plans what it touched (settings may name new skill
+    folders), not every root: a save in one of a thousand roots took half a second of planning."""
+    roots = [workspace.path(f"projects/p{n:02d}") for n in range(30)]
+    for root in roots:
+        os.makedirs(root)
+    recorder = Recorder()
+    watcher = PromptWatcher(
+        recorder, agent_dir=workspace.path("agent"), home=workspace.path("home"), backend=backend
+    )
+    with watcher:
+        watcher.update_roots(roots)
+        time.sleep(0.1)  # let a polling backend take its first snapshot
+        planned = watcher.plans_made
+        recorder.expect(lambda: Path(roots[3], "AGENTS.md").write_text("Rules.\n"))
+        assert watcher.plans_made == planned + 1
+        # a change every root hears about (the agent dir's AGENTS.md) re-plans them all
+        recorder.expect(lambda: Path(workspace.path("agent"), "AGENTS.md").write_text("All.\n"), calls=30)
+        assert watcher.plans_made == planned + 1 + 30
+
+
+def test_a_folder_watched_under_two_paths_is_still_heard_when_one_goes(workspace: Tree) -> None:
+    """A root and a symlink to it are one inotify watch: dropping the link's root keeps the other."""
+    real = workspace.path("projects/real")
+    os.makedirs(real)
+    link = workspace.path("projects/z-link")  # added after the real path
+    os.symlink(real, link)
+    recorder = Recorder()
+    watcher = PromptWatcher(
+        recorder, agent_dir=workspace.path("agent"), home=workspace.path("home"), backend="watchdog"
+    )
+    with watcher:
+        watcher.update_roots([real, link])
+        watcher.remove_root(link)
+        got = recorder.expect(lambda: Path(real, "AGENTS.md").write_text("Rules.\n"))
+        assert got == [(real, [os.path.join(real, "AGENTS.md")])]

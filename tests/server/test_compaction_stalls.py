@@ -95,3 +95,54 @@ async def test_offline_compaction_pauses_the_collector_and_builds_no_transcript(
         assert gc.isenabled()  # and the collector is back on afterwards
     finally:
         await service.close()
+
+
+def test_what_a_paused_block_made_is_left_out_of_the_collectors_passes() -> None:
+    """The collector's first pass after a pause would scan everything made during it (half a
+    second for a 60k-message compaction, every thread stopped): it is frozen instead, and still
+    alive and tracked."""
+    from pi_lsp.session.gcpause import gc_paused
+
+    with gc_paused():
+        kept = [[number] for number in range(50_000)]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= len(kept)
+    last = kept[-1]
+    assert gc.is_tracked(last)
+    assert not any(found is last for found in gc.get_objects())  # in no generation a pass scans
+    frozen = gc.get_freeze_count()
+    with gc_paused():
+        few = [[number] for number in range(100)]
+    assert gc.get_freeze_count() == frozen and gc.is_tracked(few[0])  # a small block freezes nothing
+
+
+async def test_another_sessions_request_is_answered_while_a_big_compaction_runs(tmp_path: Path) -> None:
+    """Through the real server: a request on another session, sent right after ``pi/compact`` of
+    a big session, is answered before the compaction is (no timing: the order of the answers)."""
+    import asyncio
+    import os
+
+    from pi_lsp.server.rpc_client import RpcClient
+
+    path = tmp_path / "big.jsonl"
+    write_session(path, 3_000)
+    env = dict(os.environ, PI_CODING_AGENT_DIR=str(tmp_path / "agent"))
+    env.pop("ANTHROPIC_API_KEY", None)
+    client = await RpcClient.start(env=env, quiet=True)
+    try:
+        await client.initialize(str(tmp_path), {"pi": {"summarizer": "offline", "tokenizer": "estimate"}})
+        other = await client.request("pi/newSession", {"sessionDir": str(tmp_path / "other")})
+        state = await client.request("pi/openSession", {"path": str(path)})
+        answered: list[str] = []
+
+        async def ask(name: str, method: str, params: dict[str, Any]) -> None:
+            await client.request(method, params, timeout=120)
+            answered.append(name)
+
+        compaction = asyncio.ensure_future(ask("compact", "pi/compact", {"session": state["sessionId"]}))
+        await asyncio.sleep(0.05)  # the compaction's request goes first
+        await ask("other", "pi/getSessionState", {"session": other["sessionId"]})
+        await compaction
+        assert answered == ["other", "compact"]
+    finally:
+        await client.close()

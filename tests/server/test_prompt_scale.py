@@ -143,3 +143,34 @@ async def test_a_burst_of_root_changes_is_one_sync_pass(tmp_path: Path) -> None:
         assert service.prompt.syncs_run - before <= 2  # the burst, plus sync()'s own request
     finally:
         await service.close()
+
+
+async def test_the_tokenizer_of_a_roots_build_is_made_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first tokenizer loads its ranks (about a second); a root's background build made it on
+    the event loop, stopping every other request (a compaction's, another session's) meanwhile."""
+    import threading
+
+    import pi_lsp.prompt.workspace as prompt_module
+
+    threads: list[str] = []
+    real = prompt_module.shared_tokenizer
+
+    def recording(name: str) -> Any:
+        threads.append(threading.current_thread().name)
+        return real(name)
+
+    monkeypatch.setattr(prompt_module, "shared_tokenizer", recording)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    service = build_service()
+    client = Client()
+    service.connect(client)
+    try:
+        service.prompt.initialized(client, [str(workspace)])
+        await service.prompt.sync()
+        assert str(workspace) in service.prompt._state(client).builds
+        assert threads and threading.main_thread().name not in threads
+    finally:
+        await service.close()
