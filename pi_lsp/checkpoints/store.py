@@ -16,7 +16,9 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import subprocess
+import threading
 import time
 import zlib
 from collections.abc import Iterator, Sequence
@@ -44,6 +46,14 @@ CONFIG = (
     ("index.version", "4"),
 )
 
+RESTORING = "restoring.json"
+"""The journal of a restore in progress: the paths it writes (their temp files are removed if it
+was interrupted)."""
+TEMP_NAME = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{8}\.tmp")
+"""The temp file a restore writes beside ``name`` (``atomic_file``'s naming; a link's too)."""
+STALE_LOCKS = ("index.lock", "git/packed-refs.lock", "git/refs/pi-lsp/keep.lock", "git/shallow.lock")
+"""Lock files a git command killed with us leaves; any of them found under our lock is stale."""
+
 FileState = tuple[str, str] | None
 """A file as git records it: (mode ``100644``/``100755``/``120000``, blob id), or None (absent)."""
 
@@ -66,6 +76,22 @@ class StoreError(Exception):
         super().__init__(f"checkpoint store {path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+def remove_temp_files(cwd: str, path: str) -> None:
+    """Remove the temp files an interrupted restore left beside ``path`` (never through a link)."""
+    folder, name = os.path.split(os.path.join(cwd, path))
+    try:
+        if os.path.realpath(folder) != os.path.normpath(folder) or not os.path.isdir(folder):
+            return  # a link on the way (the store's cwd is a real path)
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for candidate in names:
+        match = TEMP_NAME.fullmatch(candidate)
+        if match is not None and match["name"] == name:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, candidate))
 
 
 def checkpoints_root(base: Path | None = None) -> Path:
@@ -106,6 +132,7 @@ class WorkspaceStore:
         self.git_dir = self.folder / "git"
         self.index = self.folder / "index"
         self._ready = False
+        self._held = threading.local()  # the lock's descriptor in the thread holding it
 
     # ------------------------------------------------------------------ setup and locking
 
@@ -162,10 +189,30 @@ class WorkspaceStore:
                     if error.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() > deadline:
                         raise StoreError(str(self.folder), "timeout: the store stayed locked") from error
                     time.sleep(0.01)
+            self._held.fd = fd
             self.ensure()
+            self._recover()
             yield
         finally:
-            os.close(fd)  # closing releases the lock
+            self._held.fd = None
+            os.close(fd)  # closing releases the lock (once git children holding it have ended)
+
+    def _recover(self) -> None:
+        """Undo what a process killed in the middle of a snapshot or a restore left (under the lock).
+
+        Every git command of ours holds the lock too (it inherits the descriptor), so a lock file
+        of git's seen now belongs to a command that is gone; a restore's journal names the files
+        whose temp files may lie beside them in the workspace."""
+        for name in STALE_LOCKS:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.folder / name)
+        journal = self.read_json(RESTORING) if (self.folder / RESTORING).exists() else None
+        if journal is None:
+            return
+        for path in journal.get("paths", []) if isinstance(journal, dict) else []:
+            remove_temp_files(self.cwd, str(path))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.folder / RESTORING)
 
     # ------------------------------------------------------------------ running git
 
@@ -184,14 +231,21 @@ class WorkspaceStore:
         if creating:
             for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
                 env.pop(name)
+        held = getattr(self._held, "fd", None)
+        # git takes paths relative to where it runs: at the work tree's top, always (the store's
+        # own folder may lie inside the workspace, when the agent dir does)
+        where = work_tree or self.cwd
+        if creating or not os.path.isdir(where):
+            where = str(self.folder)
         try:
             done = subprocess.run(
                 ["git", *args],
                 input=stdin,
                 capture_output=True,
                 env=env,
-                cwd=self.folder,
+                cwd=where,
                 check=False,
+                pass_fds=(held,) if held is not None else (),  # the lock outlives a killed server
             )
         except OSError as error:
             raise StoreError(str(self.folder), f"cannot run git: {error.strerror or error}") from error

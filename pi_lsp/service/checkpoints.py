@@ -83,8 +83,9 @@ class CheckpointService:
         if refused is not None and refused[1] == settings.limits and time.monotonic() < refused[0]:
             self._tell(session, emit, refused[2])  # not walked again at every batch
             return None
+        skip = self._own_folders(session)
         try:
-            tree = await self.host.in_thread(lambda: capture(store, settings.limits))
+            tree = await self.host.in_thread(lambda: capture(store, settings.limits, skip))
         except TooManyFiles as error:
             self._refused[store.cwd] = (time.monotonic() + REFUSAL_MEMORY, settings.limits, str(error))
             self._tell(session, emit, str(error))
@@ -116,6 +117,19 @@ class CheckpointService:
         files = checkpoint_entry(tree, changes)["data"]["files"]
         emit({"type": "checkpoint", "entryId": entry_id, "files": files})
         return entry_id
+
+    def _own_folders(self, session: OpenSession) -> list[str]:
+        """Folders a snapshot never holds: pi's agent dir (settings, this store) and the session's
+        folder, wherever they are (inside the workspace, every entry would change a file)."""
+        from pi_lsp.agent_dir import agent_dir
+
+        manager = session.manager
+        folders = [str(self.root or agent_dir())]
+        if manager.session_dir:
+            folders.append(manager.session_dir)
+        if manager.session_file is not None:
+            folders.append(os.path.dirname(manager.session_file))
+        return folders
 
     def _tell(self, session: OpenSession, emit: EmitFn, reason: str) -> None:
         """``checkpoint_skipped``, once per session."""

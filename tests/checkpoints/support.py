@@ -93,14 +93,24 @@ class Chat:
 
 
 async def open_chat(
-    replies: list[Reply], files: dict[str, str] | None = None, options: dict[str, Any] | None = None
+    replies: list[Reply],
+    files: dict[str, str] | None = None,
+    options: dict[str, Any] | None = None,
+    *,
+    inside: bool = False,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[Chat]:
+    """``inside``: the agent dir and the session folder inside the workspace (``.pi-agent/``,
+    ``.pi/sessions/``); ``env``: more variables for the server process."""
     ws = Workspace(files or {})
+    if inside:
+        ws.agent_dir, ws.sessions = ws.cwd / ".pi-agent", ws.cwd / ".pi" / "sessions"
+        ws.sessions.mkdir(parents=True)
     fake = FakeAnthropic(replies)
     await fake.__aenter__()
     write_agent_dir(ws.agent_dir, fake.url, ws.settings)
     client = await ChatClient.start(
-        ws, fake.url, options={"model": MODEL, "approval": "auto", **(options or {})}
+        ws, fake.url, options={"model": MODEL, "approval": "auto", **(options or {})}, env=env
     )
     try:
         await client.new_session(ws)
