@@ -251,8 +251,9 @@ class WorkspaceStore:
             raise StoreError(str(self.folder), f"cannot run git: {error.strerror or error}") from error
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            command = next((arg for arg in args if not arg.startswith("-") and "=" not in arg), "")
             raise StoreError(
-                str(self.folder), f"git {args[0]} failed: {message[-1] if message else done.returncode}"
+                str(self.folder), f"git {command} failed: {message[-1] if message else done.returncode}"
             )
         return done.stdout
 
