@@ -190,3 +190,42 @@ def test_a_restore_never_writes_through_a_link_out_of_the_workspace(workspace: P
     assert result["conflicts"] == ["src/main.py"] and result["restored"] == []
     assert list(outside.iterdir()) == []
     assert os.path.islink(workspace / "src")
+
+
+def test_a_real_worktree_and_submodule_inside_the_workspace(workspace: Path, tmp_path: Path) -> None:
+    """``git worktree add`` and ``git submodule add`` inside the workspace: their files are captured
+    as files (no gitlink), their ``.git`` links are not, and no repository is written to."""
+    library = tmp_path / "library"
+    library.mkdir()
+    git(library, "init", "-q")
+    (library / "lib.py").write_text("LIB = 1\n")
+    git(library, "add", "-A")
+    git(library, "commit", "-qm", "lib")
+    (workspace / "main.py").write_text("main\n")
+    git(workspace, "init", "-q")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "start")
+    git(workspace, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(library), "vendor/lib")
+    git(workspace, "commit", "-qm", "submodule")
+    git(workspace, "worktree", "add", "-q", "trees/feature")
+    (workspace / "trees" / "feature" / "feature.py").write_text("feature\n")
+    hashes = {path: hash_dir(path / ".git") for path in (workspace, library)}
+
+    store = WorkspaceStore(str(workspace), tmp_path / "agent")
+    tree = capture(store, Limits())
+    assert tree_paths(store, tree) == {
+        "main.py", ".gitmodules", "vendor/lib/lib.py", "trees/feature/main.py",
+        "trees/feature/.gitmodules", "trees/feature/feature.py",
+    }  # fmt: skip
+    assert "160000" not in store.git(["ls-tree", "-r", tree]).decode()
+    (workspace / "vendor" / "lib" / "lib.py").write_text("LIB = 2\n")
+    (workspace / "trees" / "feature" / "feature.py").unlink()
+    again = capture(store, Limits())
+    assert {(c.path, c.kind) for c in store.diff(tree, again)} == {
+        ("vendor/lib/lib.py", "modified"), ("trees/feature/feature.py", "deleted"),
+    }  # fmt: skip
+    result = restore(store, again, tree)
+    assert result["conflicts"] == [] and len(result["restored"]) == 2  # type: ignore[arg-type]
+    assert (workspace / "trees" / "feature" / "feature.py").read_text() == "feature\n"
+    assert {path: hash_dir(path / ".git") for path in hashes} == hashes
+    assert git(workspace, "status", "--porcelain") == "?? trees/\n"  # the user's view: unchanged
