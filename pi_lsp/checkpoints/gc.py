@@ -145,8 +145,9 @@ def prune_if_due(
     grace: str = DEFAULT_GRACE,
 ) -> StoreReport | None:
     """The automatic prune: at most once per ``every`` seconds per store (``pruned``'s time, shared
-    by every server on the workspace; a new store's period starts at its first look), keeping what the session files reference plus ``live``
-    (what this server linked, whether or not its session file is written yet)."""
+    by every server on the workspace; a new store's period starts at its first look), keeping what
+    the session files reference plus ``live`` (what this server linked, whether or not its session
+    file is written yet)."""
     stamp = store.folder / PRUNED
     try:
         if time.time() - stamp.stat().st_mtime < every:
