@@ -19,7 +19,7 @@ from pi_lsp.checkpoints.store import WorkspaceStore
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = 300
-TRIES = 12  # at most; each test stops once it has killed in the middle often enough
+TRIES = 30  # at most; each test stops once it has killed in the middle often enough (about 1 in 4)
 WANTED_HITS = 2
 
 SNAPSHOTS = f"""
@@ -128,11 +128,11 @@ def test_kill_9_during_restores_leaves_whole_files_and_a_usable_store(tmp_path: 
         result = restores.apply(store, restores.plan_restore(store, now, one), force=False)
         assert result["conflicts"] == []
         assert all((cwd / f"f{n:04}.txt").read_bytes() == content(n, "one") for n in range(FILES))
-        assert result["undoId"] is not None
-        moves = restores.undo_moves(store, result["undoId"])
-        undo_plan = restores.plan(store.cwd, moves, restores.read_written(store))
-        undone = restores.apply(store, undo_plan, force=False, record_undo=False)
-        assert undone["conflicts"] == []
+        if result["undoId"] is not None:  # None: the kill came when every file was at "one"
+            moves = restores.undo_moves(store, result["undoId"])
+            undo_plan = restores.plan(store.cwd, moves, restores.read_written(store))
+            undone = restores.apply(store, undo_plan, force=False, record_undo=False)
+            assert undone["conflicts"] == []
         assert capture(store, Limits()) == now  # the undo put the killed state back, file by file
         if hits >= WANTED_HITS:
             break
