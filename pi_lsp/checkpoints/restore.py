@@ -77,14 +77,32 @@ def _state(value: Any) -> FileState:
     return (str(value[0]), str(value[1])) if isinstance(value, list) and len(value) == 2 else None
 
 
-def read_written(store: WorkspaceStore) -> dict[str, FileState]:
+Written = dict[str, tuple[FileState, ...]]
+"""Per path, the states the server itself may have left there (one, or two while a restore writes:
+the old and the new, see :func:`_record_intent`)."""
+
+
+def _states(value: Any) -> tuple[FileState, ...]:
+    """``[mode, oid]`` or null: one state; a list of those: several."""
+    if isinstance(value, list) and value and all(item is None or isinstance(item, list) for item in value):
+        return tuple(_state(item) for item in value)
+    return (_state(value),)
+
+
+def read_written(store: WorkspaceStore) -> Written:
     raw = store.read_json(WRITTEN)
-    return {path: _state(value) for path, value in raw.items()} if isinstance(raw, dict) else {}
+    return {path: _states(value) for path, value in raw.items()} if isinstance(raw, dict) else {}
 
 
-def plan(
-    cwd: str, moves: Sequence[tuple[str, FileState, FileState]], written: dict[str, FileState]
-) -> list[Planned]:
+def _write_written(store: WorkspaceStore, written: Written) -> None:
+    wire = {
+        path: _wire(states[0]) if len(states) == 1 else [_wire(state) for state in states]
+        for path, states in written.items()
+    }
+    store.write_json(WRITTEN, wire)
+
+
+def plan(cwd: str, moves: Sequence[tuple[str, FileState, FileState]], written: Written) -> list[Planned]:
     """For each (path, state the server expects there, state wanted), what writing it would do."""
     planned: list[Planned] = []
     for path, expected, target in moves:
@@ -95,7 +113,7 @@ def plan(
         if disk == target:
             continue
         change = "delete" if target is None else "create" if disk is None else "modify"
-        known = disk == expected or (path in written and written[path] == disk)
+        known = disk == expected or disk in written.get(path, ())
         planned.append(Planned(path, change, disk == OTHER or not known, disk, target))
     _folders_that_empty(cwd, planned)
     return planned
@@ -139,6 +157,7 @@ def apply(
     with store.locked():
         written = read_written(store)
         chosen: list[tuple[Planned, bytes | None]] = []
+        known_before: dict[str, FileState] = {}  # the disk states that were no conflict
         conflicts: list[str] = []
         undo: list[dict[str, Any]] = []
         for item in planned:
@@ -160,6 +179,8 @@ def apply(
             before = None if disk == FOLDER else disk  # a folder's files have their own records
             undo.append({"path": item.path, "before": _wire(before), "after": _wire(item.target)})
             chosen.append((item, data))
+            if not conflict and disk != FOLDER:
+                known_before[item.path] = disk
         undo_id = uuid.uuid4().hex[:16]
         if record_undo and chosen:
             store.write_json(
@@ -170,7 +191,7 @@ def apply(
         deletions = [item for item, _data in chosen if item.target is None]
         writes = [item for item, _data in chosen if item.target is not None]
         if chosen:  # a kill from here on: each file is before or after, and both count as known
-            _record_intent(store, written, [item for item, _data in chosen])
+            _record_intent(store, written, [item for item, _data in chosen], known_before)
         try:
             outcomes = [_try_write(store.cwd, item, blobs) for item in deletions]  # first: a file may
             with ThreadPoolExecutor(WRITERS) as pool:  # take the place of a deleted folder
@@ -179,10 +200,10 @@ def apply(
                 if not done:
                     conflicts.append(item.path)
                     continue
-                written[item.path] = item.target
+                written[item.path] = (item.target,)
                 restored.append({"path": item.path, "change": item.change})
             restored.sort(key=lambda file: file["path"])
-            store.write_json(WRITTEN, {path: _wire(state) for path, state in written.items()})
+            _write_written(store, written)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(store.folder / RESTORING)
@@ -192,16 +213,21 @@ def apply(
     return result
 
 
-def _record_intent(store: WorkspaceStore, written: dict[str, FileState], items: Sequence[Planned]) -> None:
+def _record_intent(
+    store: WorkspaceStore, written: Written, items: Sequence[Planned], known_before: dict[str, FileState]
+) -> None:
     """Before the first file is written: the journal (the paths whose temp files a kill would leave,
-    removed by the next locked operation) and ``written.json`` naming the targets as ours, so a
-    restore killed halfway leaves no false conflicts (a file's old state is already known: the
-    leaf's, or what the server wrote; a forced conflict's stays one, its disk being neither)."""
+    removed by the next locked operation) and ``written.json`` naming both the old state (when it
+    was no conflict) and the target as the server's own, so a restore killed halfway leaves no false
+    conflicts whichever state the leaf is in next (``pi/navigate`` moves it before restoring). A
+    forced conflict's old state stays unknown: the hand edit is a conflict again (and is in the undo
+    record)."""
     store.write_json(RESTORING, {"paths": [item.path for item in items]})
     intended = dict(written)
     for item in items:
-        intended[item.path] = item.target
-    store.write_json(WRITTEN, {path: _wire(state) for path, state in intended.items()})
+        old = (known_before[item.path],) if item.path in known_before else ()
+        intended[item.path] = (*old, item.target)
+    _write_written(store, intended)
 
 
 def undo_moves(store: WorkspaceStore, undo_id: str) -> list[tuple[str, FileState, FileState]]:

@@ -137,3 +137,48 @@ def test_kill_9_during_restores_leaves_whole_files_and_a_usable_store(tmp_path: 
         if hits >= WANTED_HITS:
             break
     assert hits >= 1, "no kill landed while files were being written"
+
+
+ONE_RESTORE = """
+import sys
+from pathlib import Path
+from pi_lsp.checkpoints import restore as restores
+from pi_lsp.checkpoints.store import WorkspaceStore
+cwd, agent, current, target = sys.argv[1:5]
+store = WorkspaceStore(cwd, Path(agent))
+planned = restores.plan_restore(store, current, target)
+print("restoring", flush=True)
+restores.apply(store, planned, force=False)
+print("done", flush=True)
+"""
+
+
+def test_a_restore_killed_halfway_makes_no_false_conflicts_from_either_state(tmp_path: Path) -> None:
+    """``pi/navigate`` with ``restoreFiles`` moves the leaf, then restores; killed halfway, the next
+    restore starts from the new leaf's state while some files still hold the old one: those are
+    the server's own doing, not conflicts."""
+    cwd = tmp_path / "ws"
+    cwd.mkdir()
+    store = WorkspaceStore(str(cwd), tmp_path / "agent")
+    states = {}
+    for side in ("one", "three", "two"):
+        for number in range(FILES):
+            (cwd / f"f{number:04}.txt").write_bytes(content(number, side))
+        states[side] = capture(store, Limits())
+    for attempt in range(TRIES):
+        kill_after(
+            ONE_RESTORE, [str(cwd), str(tmp_path / "agent"), states["two"], states["one"]], 0.01 * attempt
+        )
+        sides = {(cwd / f"f{number:04}.txt").read_bytes().split()[0] for number in range(FILES)}
+        store = WorkspaceStore(str(cwd), tmp_path / "agent")
+        if sides == {b"one", b"two"}:
+            # the leaf is at "one" now: every file, at "one" or still at "two", is the server's
+            result = restores.apply(
+                store, restores.plan_restore(store, states["one"], states["three"]), force=False
+            )
+            assert result["conflicts"] == []
+            assert all((cwd / f"f{n:04}.txt").read_bytes() == content(n, "three") for n in range(FILES))
+            return
+        restores.apply(store, restores.plan_restore(store, states["one"], states["two"]), force=False)
+        assert {(cwd / f"f{n:04}.txt").read_bytes().split()[0] for n in range(FILES)} == {b"two"}
+    raise AssertionError("no kill landed among the file writes")
