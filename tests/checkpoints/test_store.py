@@ -229,3 +229,24 @@ def test_a_real_worktree_and_submodule_inside_the_workspace(workspace: Path, tmp
     assert (workspace / "trees" / "feature" / "feature.py").read_text() == "feature\n"
     assert {path: hash_dir(path / ".git") for path in hashes} == hashes
     assert git(workspace, "status", "--porcelain") == "?? trees/\n"  # the user's view: unchanged
+
+
+def test_folders_skipped_later_leave_the_index_and_are_never_listed(workspace: Path, tmp_path: Path) -> None:
+    """A store made before the session folder was skipped (or by a server with another sessionDir)
+    drops that folder's files at the first snapshot that skips it; a workspace ``.gitignore`` that
+    re-includes it changes nothing; names with ignore-rule characters are matched literally."""
+    (workspace / "code.py").write_text("code\n")
+    sessions = workspace / ".pi" / "se[s]sions #1"
+    sessions.mkdir(parents=True)
+    (sessions / "s.jsonl").write_text("{}\n")
+    (workspace / ".pi" / "settings.json").write_text("{}\n")
+    store = WorkspaceStore(str(workspace), tmp_path / "agent")
+    before = capture(store, Limits())
+    assert tree_paths(store, before) == {"code.py", ".pi/se[s]sions #1/s.jsonl", ".pi/settings.json"}
+    (workspace / ".gitignore").write_text("!*\n")
+    after = capture(store, Limits(), [str(sessions)])
+    assert tree_paths(store, after) == {"code.py", ".pi/settings.json", ".gitignore"}
+    (sessions / "s.jsonl").write_text("{}\n{}\n")
+    (sessions / "other.jsonl").write_text("{}\n")
+    assert capture(store, Limits(), [str(sessions)]) == after
+    assert capture(store, Limits(), [str(tmp_path / "elsewhere"), str(workspace)]) != after  # nothing inside
