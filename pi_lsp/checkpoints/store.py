@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -51,6 +52,8 @@ RESTORING = "restoring.json"
 was interrupted)."""
 TEMP_NAME = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{8}\.tmp")
 """The temp file a restore writes beside ``name`` (``atomic_file``'s naming; a link's too)."""
+NEW_GIT = "git.new-"
+"""The git directory being created (renamed to ``git`` once whole)."""
 STALE_LOCKS = ("index.lock", "git/packed-refs.lock", "git/refs/pi-lsp/keep.lock", "git/shallow.lock")
 """Lock files a git command killed with us leaves; any of them found under our lock is stale."""
 
@@ -151,17 +154,24 @@ class WorkspaceStore:
         return env
 
     def ensure(self) -> None:
-        """Create the store on first use (idempotent; under the lock)."""
+        """Create the store on first use (idempotent; under the lock). The git directory is made
+        whole beside its place (``git.new-*``: init, our config) and renamed into it, so a kill in
+        the middle leaves either no store or a complete one; a leftover half is removed."""
         if self._ready:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            if not (self.git_dir / "HEAD").exists():
-                self.git(["init", "--quiet", "--bare", str(self.git_dir)], creating=True)
-                _write_config(self.git_dir / "config")
-                (self.folder / "workspace").write_text(
-                    self.cwd + "\n", encoding="utf-8", errors="surrogateescape"
-                )
+            for leftover in self.folder.glob(NEW_GIT + "*"):
+                shutil.rmtree(leftover, ignore_errors=True)
+            if not self.git_dir.is_dir():
+                fresh = self.folder / f"{NEW_GIT}{os.getpid()}"
+                self.git(["init", "--quiet", "--bare", str(fresh)], creating=True)
+                _write_config(fresh / "config")
+                os.rename(fresh, self.git_dir)
+            workspace = os.fsencode(self.cwd) + b"\n"
+            marker = self.folder / "workspace"
+            if not marker.exists() or marker.read_bytes() != workspace:
+                replace_atomically(marker, workspace, mode=0o644)
             info = self.git_dir / "info"
             info.mkdir(exist_ok=True)
             attributes = info / "attributes"

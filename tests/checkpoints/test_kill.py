@@ -182,3 +182,34 @@ def test_a_restore_killed_halfway_makes_no_false_conflicts_from_either_state(tmp
         restores.apply(store, restores.plan_restore(store, states["one"], states["two"]), force=False)
         assert {(cwd / f"f{n:04}.txt").read_bytes().split()[0] for n in range(FILES)} == {b"two"}
     raise AssertionError("no kill landed among the file writes")
+
+
+CREATIONS = """
+import sys
+from pathlib import Path
+from pi_lsp.checkpoints.store import WorkspaceStore
+cwd, agents = sys.argv[1], Path(sys.argv[2])
+print("creating", flush=True)
+number = 0
+while True:
+    with WorkspaceStore(cwd, agents / str(number)).locked():
+        number += 1
+"""
+
+
+def test_kill_9_while_stores_are_created_leaves_each_whole_or_absent(tmp_path: Path) -> None:
+    """A store is created (``git init``, our config) at a workspace's first snapshot: a kill then
+    leaves no half store that every later snapshot would fail on."""
+    cwd = tmp_path / "ws"
+    cwd.mkdir()
+    (cwd / "a.txt").write_text("a\n")
+    for attempt in range(3):
+        agents = tmp_path / f"agents{attempt}"
+        kill_after(CREATIONS, [str(cwd), str(agents)], 0.3 + 0.2 * attempt)
+        created = sorted(agents.iterdir(), key=lambda path: int(path.name))
+        assert len(created) > 2
+        for agent in created:
+            store = WorkspaceStore(str(cwd), agent)
+            tree = capture(store, Limits())
+            assert [change.path for change in store.diff(None, tree)] == ["a.txt"]
+            assert store.git(["config", "core.bare"]).strip() == b"false"
