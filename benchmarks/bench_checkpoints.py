@@ -7,6 +7,10 @@
   files after the same changes.
 * **Restore**: writing 10 and 1,000 changed files back (plan + apply: disk hashes, undo saved,
   atomic writes).
+* **Store growth over a long session**: this repository's files (``git ls-files``) copied into a
+  workspace, then ``--turns`` turns (500) each editing a few files (a line changed in three
+  source files, a new file every tenth turn) and snapshotting; the store's size after them, then
+  after ``git gc`` (what ``pi-lsp checkpoints gc`` and the daily prune do, every snapshot kept).
 
 Run: ``python benchmarks/bench_checkpoints.py [--files 10000] [--changed 5] [--rounds 15]``;
 ``--smoke`` runs a small, fast version (the test suite runs it). Everything happens in a temporary
@@ -29,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pi_lsp.checkpoints import restore as restores  # noqa: E402
+from pi_lsp.checkpoints.gc import prune_store, size_of  # noqa: E402
 from pi_lsp.checkpoints.snapshot import Limits, capture  # noqa: E402
 from pi_lsp.checkpoints.store import WorkspaceStore  # noqa: E402
 
@@ -102,6 +107,48 @@ def restore_time(folder: Path, files: list[Path], count: int) -> float:
     return elapsed
 
 
+def store_growth(folder: Path, turns: int) -> tuple[int, int, int, int, float]:
+    """(workspace bytes, store bytes after the first snapshot, after ``turns`` turns, after gc,
+    median seconds per turn's snapshot) for a copy of this repository."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, env=env, capture_output=True, check=True)
+    workspace = folder / "repo"
+    sources = []
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        source = ROOT / name
+        if not source.is_file() or source.is_symlink():
+            continue
+        target = workspace / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        if name.endswith(".py"):
+            sources.append(target)
+    store = WorkspaceStore(str(workspace), folder / "growth-agent")
+    trees = [capture(store, Limits())]
+    first = size_of(store.folder)
+    times = []
+    for turn in range(turns):
+        for offset in range(3):
+            path = sources[(turn * 31 + offset * 97) % len(sources)]
+            lines = path.read_text().splitlines(keepends=True)
+            where = (turn * 13 + offset) % max(len(lines), 1)
+            lines[where : where + 1] = [f"# turn {turn}: a line the agent changed\n"]
+            path.write_text("".join(lines))
+        if turn % 10 == 0:
+            (workspace / "notes" / f"turn{turn}.md").parent.mkdir(exist_ok=True)
+            (workspace / "notes" / f"turn{turn}.md").write_text(f"# notes of turn {turn}\n" * 20)
+        started = time.perf_counter()
+        trees.append(capture(store, Limits()))
+        times.append(time.perf_counter() - started)
+    grown = size_of(store.folder)
+    prune_store(store, set(trees))
+    return size_of(workspace), first, grown, size_of(store.folder), statistics.median(times)
+
+
+def mib(count: int) -> str:
+    return f"{count / 1024 / 1024:.1f} MiB"
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
@@ -112,10 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--changed", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--restores", type=int, nargs="+", default=[10, 1000])
+    parser.add_argument("--turns", type=int, default=500, help="turns of the store-growth run (0: none)")
     parser.add_argument("--smoke", action="store_true", help="a small fast run (for the test suite)")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.files, args.rounds, args.restores = 300, 3, [10, 50]
+        args.files, args.rounds, args.restores, args.turns = 300, 3, [10, 50], 3
     with tempfile.TemporaryDirectory(prefix="pi-lsp-bench-checkpoints-") as name:
         folder = Path(name)
         (folder / "ws").mkdir()
@@ -129,6 +177,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         for count in args.restores:
             print(f"restore of {count} files: {ms(restore_time(folder, files, min(count, len(files))))}")
+        if args.turns:
+            workspace, first, grown, packed, turn = store_growth(folder, args.turns)
+            print(
+                f"store growth, this repository ({mib(workspace)} of files), {args.turns} turns:"
+                f" {mib(first)} after the first snapshot, {mib(grown)} after the turns,"
+                f" {mib(packed)} after gc (all snapshots kept); snapshot p50 {ms(turn)}"
+            )
     return 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -22,6 +23,9 @@ from pi_lsp.checkpoints.store import StoreError, WorkspaceStore, checkpoints_roo
 KEEP_REF = "refs/pi-lsp/keep"
 SESSIONS_LIST = "sessions.txt"
 DEFAULT_GRACE = "1.hour.ago"
+PRUNED = "pruned"
+"""The file whose time says when the store was last pruned automatically."""
+PRUNE_EVERY = 24 * 3600.0
 
 
 @dataclass
@@ -110,27 +114,59 @@ def collect(
     """Prune every store under ``base`` (the agent dir); one report per store."""
     stores = stores_under(base)
     referenced = referenced_snapshots(_session_files(session_folders, stores))
-    reports = []
-    for store in stores:
-        with store.locked():
-            before = size_of(store.folder)
-            kept = _existing(store, referenced)
-            undo = _undo_blobs(store)
-            if not dry_run:
-                _keep(store, kept, _existing(store, undo))
-                store.git(["gc", "--quiet", f"--prune={grace}"])
-            after = size_of(store.folder)
-        reports.append(
-            StoreReport(
-                store.cwd,
-                str(store.folder),
-                len(kept),
-                len(list(store.folder.glob("undo/*.json"))),
-                before,
-                after,
-            )
-        )
-    return reports
+    return [prune_store(store, referenced, dry_run=dry_run, grace=grace) for store in stores]
+
+
+def prune_store(
+    store: WorkspaceStore, referenced: set[str], *, dry_run: bool = False, grace: str = DEFAULT_GRACE
+) -> StoreReport:
+    """Keep what ``referenced`` names and the undo records' files, drop the rest older than
+    ``grace``. (git counts the index, ours by ``GIT_INDEX_FILE``, as a root too: the files the next
+    snapshot reuses unchanged stay.)"""
+    with store.locked():
+        before = size_of(store.folder)
+        kept = _existing(store, referenced)
+        undo = _undo_blobs(store)
+        if not dry_run:
+            _keep(store, kept, _existing(store, undo))
+            store.git(["gc", "--quiet", f"--prune={grace}"])
+        after = size_of(store.folder)
+    return StoreReport(
+        store.cwd, str(store.folder), len(kept), len(list(store.folder.glob("undo/*.json"))), before, after
+    )
+
+
+def prune_if_due(
+    store: WorkspaceStore,
+    session_folders: Sequence[Path],
+    live: Iterable[str],
+    *,
+    every: float = PRUNE_EVERY,
+    grace: str = DEFAULT_GRACE,
+) -> StoreReport | None:
+    """The automatic prune: at most once per ``every`` seconds per store (``pruned``'s time, shared
+    by every server on the workspace; a new store's period starts at its first look), keeping what
+    the session files reference plus ``live`` (what this server linked, whether or not its session
+    file is written yet)."""
+    stamp = store.folder / PRUNED
+    try:
+        if time.time() - stamp.stat().st_mtime < every:
+            return None
+    except FileNotFoundError:
+        try:  # a new store: its period starts now (nothing to prune yet)
+            store.folder.mkdir(parents=True, exist_ok=True)
+            stamp.touch()
+        except OSError as error:
+            raise StoreError(str(stamp), error.strerror or str(error)) from error
+        return None
+    except OSError as error:
+        raise StoreError(str(stamp), error.strerror or str(error)) from error
+    try:
+        stamp.touch()  # first: two servers do not both start one
+    except OSError as error:
+        raise StoreError(str(stamp), error.strerror or str(error)) from error
+    referenced = referenced_snapshots(_session_files(session_folders, [store])) | set(live)
+    return prune_store(store, referenced, grace=grace)
 
 
 def _existing(store: WorkspaceStore, oids: Iterable[str]) -> list[str]:

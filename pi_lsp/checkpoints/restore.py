@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_lsp.atomic_file import replace_atomically
-from pi_lsp.checkpoints.store import FileState, StoreError, WorkspaceStore, blob_id
+from pi_lsp.checkpoints.store import RESTORING, FileState, StoreError, WorkspaceStore, blob_id
 
 WRITTEN = "written.json"
 WRITERS = 8  # files written at once: creating a file is mostly waiting for the file system
@@ -34,6 +34,9 @@ SYMLINK = "120000"
 EXECUTABLE = "100755"
 OTHER: FileState = ("other", "")
 """A folder or special file on disk where the state has a file (or nothing)."""
+FOLDER: FileState = ("folder", "")
+"""A folder on disk where the target has a file, holding only files this restore deletes: gone
+once the deletions are done (written first), so the file can take its place."""
 
 
 @dataclass
@@ -74,14 +77,32 @@ def _state(value: Any) -> FileState:
     return (str(value[0]), str(value[1])) if isinstance(value, list) and len(value) == 2 else None
 
 
-def read_written(store: WorkspaceStore) -> dict[str, FileState]:
+Written = dict[str, tuple[FileState, ...]]
+"""Per path, the states the server itself may have left there (one, or two while a restore writes:
+the old and the new, see :func:`_record_intent`)."""
+
+
+def _states(value: Any) -> tuple[FileState, ...]:
+    """``[mode, oid]`` or null: one state; a list of those: several."""
+    if isinstance(value, list) and value and all(item is None or isinstance(item, list) for item in value):
+        return tuple(_state(item) for item in value)
+    return (_state(value),)
+
+
+def read_written(store: WorkspaceStore) -> Written:
     raw = store.read_json(WRITTEN)
-    return {path: _state(value) for path, value in raw.items()} if isinstance(raw, dict) else {}
+    return {path: _states(value) for path, value in raw.items()} if isinstance(raw, dict) else {}
 
 
-def plan(
-    cwd: str, moves: Sequence[tuple[str, FileState, FileState]], written: dict[str, FileState]
-) -> list[Planned]:
+def _write_written(store: WorkspaceStore, written: Written) -> None:
+    wire = {
+        path: _wire(states[0]) if len(states) == 1 else [_wire(state) for state in states]
+        for path, states in written.items()
+    }
+    store.write_json(WRITTEN, wire)
+
+
+def plan(cwd: str, moves: Sequence[tuple[str, FileState, FileState]], written: Written) -> list[Planned]:
     """For each (path, state the server expects there, state wanted), what writing it would do."""
     planned: list[Planned] = []
     for path, expected, target in moves:
@@ -92,9 +113,33 @@ def plan(
         if disk == target:
             continue
         change = "delete" if target is None else "create" if disk is None else "modify"
-        known = disk == expected or (path in written and written[path] == disk)
+        known = disk == expected or disk in written.get(path, ())
         planned.append(Planned(path, change, disk == OTHER or not known, disk, target))
+    _folders_that_empty(cwd, planned)
     return planned
+
+
+def _folders_that_empty(cwd: str, planned: list[Planned]) -> None:
+    """A folder where a file should go is no conflict when everything in it is deleted by the same
+    restore (a file that became a folder, restored): it is marked :data:`FOLDER`."""
+    deleted = {item.path for item in planned if item.target is None and not item.conflict}
+    for item in planned:
+        if item.disk != OTHER or item.target is None or not _is_folder(os.path.join(cwd, item.path)):
+            continue
+        inside: list[str] = []
+        for folder, dirs, files in os.walk(os.path.join(cwd, item.path)):
+            relative = os.path.relpath(folder, cwd)
+            links = [name for name in dirs if os.path.islink(os.path.join(folder, name))]
+            inside += [os.path.join(relative, name).replace(os.sep, "/") for name in files + links]
+        if inside and all(path in deleted for path in inside):
+            item.disk, item.conflict, item.change = FOLDER, False, "modify"
+
+
+def _is_folder(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def plan_restore(
@@ -112,6 +157,7 @@ def apply(
     with store.locked():
         written = read_written(store)
         chosen: list[tuple[Planned, bytes | None]] = []
+        known_before: dict[str, FileState] = {}  # the disk states that were no conflict
         conflicts: list[str] = []
         undo: list[dict[str, Any]] = []
         for item in planned:
@@ -119,6 +165,8 @@ def apply(
                 disk, data = disk_file(store.cwd, item.path)
             except OSError:
                 disk, data = OTHER, None
+            if item.disk == FOLDER and disk == OTHER and _is_folder(os.path.join(store.cwd, item.path)):
+                disk = FOLDER  # its files are among this restore's deletions, judged on their own
             moved = disk != item.disk  # changed since the plan: judge it again
             conflict = item.conflict or moved
             if disk == OTHER or (conflict and not force):
@@ -128,8 +176,11 @@ def apply(
                 continue
             if data is not None:
                 store.write_blob(data)  # what is overwritten is saved first
-            undo.append({"path": item.path, "before": _wire(disk), "after": _wire(item.target)})
+            before = None if disk == FOLDER else disk  # a folder's files have their own records
+            undo.append({"path": item.path, "before": _wire(before), "after": _wire(item.target)})
             chosen.append((item, data))
+            if not conflict and disk != FOLDER:
+                known_before[item.path] = disk
         undo_id = uuid.uuid4().hex[:16]
         if record_undo and chosen:
             store.write_json(
@@ -139,21 +190,44 @@ def apply(
         restored: list[dict[str, str]] = []
         deletions = [item for item, _data in chosen if item.target is None]
         writes = [item for item, _data in chosen if item.target is not None]
-        outcomes = [_try_write(store.cwd, item, blobs) for item in deletions]  # first: a file may
-        with ThreadPoolExecutor(WRITERS) as pool:  # take the place of a deleted folder
-            outcomes += pool.map(lambda item: _try_write(store.cwd, item, blobs), writes)
-        for item, done in zip(deletions + writes, outcomes, strict=True):
-            if not done:
-                conflicts.append(item.path)
-                continue
-            written[item.path] = item.target
-            restored.append({"path": item.path, "change": item.change})
-        restored.sort(key=lambda file: file["path"])
-        store.write_json(WRITTEN, {path: _wire(state) for path, state in written.items()})
+        if chosen:  # a kill from here on: each file is before or after, and both count as known
+            _record_intent(store, written, [item for item, _data in chosen], known_before)
+        try:
+            outcomes = [_try_write(store.cwd, item, blobs) for item in deletions]  # first: a file may
+            with ThreadPoolExecutor(WRITERS) as pool:  # take the place of a deleted folder
+                outcomes += pool.map(lambda item: _try_write(store.cwd, item, blobs), writes)
+            for item, done in zip(deletions + writes, outcomes, strict=True):
+                if not done:
+                    conflicts.append(item.path)
+                    continue
+                written[item.path] = (item.target,)
+                restored.append({"path": item.path, "change": item.change})
+            restored.sort(key=lambda file: file["path"])
+            _write_written(store, written)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(store.folder / RESTORING)
     result: dict[str, Any] = {"restored": restored, "conflicts": sorted(conflicts)}
     if record_undo:
         result["undoId"] = undo_id if chosen else None
     return result
+
+
+def _record_intent(
+    store: WorkspaceStore, written: Written, items: Sequence[Planned], known_before: dict[str, FileState]
+) -> None:
+    """Before the first file is written: the journal (the paths whose temp files a kill would leave,
+    removed by the next locked operation) and ``written.json`` naming both the old state (when it
+    was no conflict) and the target as the server's own, so a restore killed halfway leaves no false
+    conflicts whichever state the leaf is in next (``pi/navigate`` moves it before restoring). A
+    forced conflict's old state stays unknown: the hand edit is a conflict again (and is in the undo
+    record)."""
+    store.write_json(RESTORING, {"paths": [item.path for item in items]})
+    intended = dict(written)
+    for item in items:
+        old = (known_before[item.path],) if item.path in known_before else ()
+        intended[item.path] = (*old, item.target)
+    _write_written(store, intended)
 
 
 def undo_moves(store: WorkspaceStore, undo_id: str) -> list[tuple[str, FileState, FileState]]:

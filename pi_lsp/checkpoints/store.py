@@ -16,7 +16,10 @@ import fcntl
 import hashlib
 import json
 import os
+import re
+import shutil
 import subprocess
+import threading
 import time
 import zlib
 from collections.abc import Iterator, Sequence
@@ -44,6 +47,16 @@ CONFIG = (
     ("index.version", "4"),
 )
 
+RESTORING = "restoring.json"
+"""The journal of a restore in progress: the paths it writes (their temp files are removed if it
+was interrupted)."""
+TEMP_NAME = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{8}\.tmp")
+"""The temp file a restore writes beside ``name`` (``atomic_file``'s naming; a link's too)."""
+NEW_GIT = "git.new-"
+"""The git directory being created (renamed to ``git`` once whole)."""
+STALE_LOCKS = ("index.lock", "git/packed-refs.lock", "git/refs/pi-lsp/keep.lock", "git/shallow.lock")
+"""Lock files a git command killed with us leaves; any of them found under our lock is stale."""
+
 FileState = tuple[str, str] | None
 """A file as git records it: (mode ``100644``/``100755``/``120000``, blob id), or None (absent)."""
 
@@ -66,6 +79,22 @@ class StoreError(Exception):
         super().__init__(f"checkpoint store {path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+def remove_temp_files(cwd: str, path: str) -> None:
+    """Remove the temp files an interrupted restore left beside ``path`` (never through a link)."""
+    folder, name = os.path.split(os.path.join(cwd, path))
+    try:
+        if os.path.realpath(folder) != os.path.normpath(folder) or not os.path.isdir(folder):
+            return  # a link on the way (the store's cwd is a real path)
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for candidate in names:
+        match = TEMP_NAME.fullmatch(candidate)
+        if match is not None and match["name"] == name:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, candidate))
 
 
 def checkpoints_root(base: Path | None = None) -> Path:
@@ -106,6 +135,7 @@ class WorkspaceStore:
         self.git_dir = self.folder / "git"
         self.index = self.folder / "index"
         self._ready = False
+        self._held = threading.local()  # the lock's descriptor in the thread holding it
 
     # ------------------------------------------------------------------ setup and locking
 
@@ -124,17 +154,24 @@ class WorkspaceStore:
         return env
 
     def ensure(self) -> None:
-        """Create the store on first use (idempotent; under the lock)."""
+        """Create the store on first use (idempotent; under the lock). The git directory is made
+        whole beside its place (``git.new-*``: init, our config) and renamed into it, so a kill in
+        the middle leaves either no store or a complete one; a leftover half is removed."""
         if self._ready:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            if not (self.git_dir / "HEAD").exists():
-                self.git(["init", "--quiet", "--bare", str(self.git_dir)], creating=True)
-                _write_config(self.git_dir / "config")
-                (self.folder / "workspace").write_text(
-                    self.cwd + "\n", encoding="utf-8", errors="surrogateescape"
-                )
+            for leftover in self.folder.glob(NEW_GIT + "*"):
+                shutil.rmtree(leftover, ignore_errors=True)
+            if not self.git_dir.is_dir():
+                fresh = self.folder / f"{NEW_GIT}{os.getpid()}"
+                self.git(["init", "--quiet", "--bare", str(fresh)], creating=True)
+                _write_config(fresh / "config")
+                os.rename(fresh, self.git_dir)
+            workspace = os.fsencode(self.cwd) + b"\n"
+            marker = self.folder / "workspace"
+            if not marker.exists() or marker.read_bytes() != workspace:
+                replace_atomically(marker, workspace, mode=0o644)
             info = self.git_dir / "info"
             info.mkdir(exist_ok=True)
             attributes = info / "attributes"
@@ -162,10 +199,30 @@ class WorkspaceStore:
                     if error.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() > deadline:
                         raise StoreError(str(self.folder), "timeout: the store stayed locked") from error
                     time.sleep(0.01)
+            self._held.fd = fd
             self.ensure()
+            self._recover()
             yield
         finally:
-            os.close(fd)  # closing releases the lock
+            self._held.fd = None
+            os.close(fd)  # closing releases the lock (once git children holding it have ended)
+
+    def _recover(self) -> None:
+        """Undo what a process killed in the middle of a snapshot or a restore left (under the lock).
+
+        Every git command of ours holds the lock too (it inherits the descriptor), so a lock file
+        of git's seen now belongs to a command that is gone; a restore's journal names the files
+        whose temp files may lie beside them in the workspace."""
+        for name in STALE_LOCKS:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.folder / name)
+        journal = self.read_json(RESTORING) if (self.folder / RESTORING).exists() else None
+        if journal is None:
+            return
+        for path in journal.get("paths", []) if isinstance(journal, dict) else []:
+            remove_temp_files(self.cwd, str(path))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.folder / RESTORING)
 
     # ------------------------------------------------------------------ running git
 
@@ -184,21 +241,29 @@ class WorkspaceStore:
         if creating:
             for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
                 env.pop(name)
+        held = getattr(self._held, "fd", None)
+        # git takes paths relative to where it runs: at the work tree's top, always (the store's
+        # own folder may lie inside the workspace, when the agent dir does)
+        where = work_tree or self.cwd
+        if creating or not os.path.isdir(where):
+            where = str(self.folder)
         try:
             done = subprocess.run(
                 ["git", *args],
                 input=stdin,
                 capture_output=True,
                 env=env,
-                cwd=self.folder,
+                cwd=where,
                 check=False,
+                pass_fds=(held,) if held is not None else (),  # the lock outlives a killed server
             )
         except OSError as error:
             raise StoreError(str(self.folder), f"cannot run git: {error.strerror or error}") from error
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            command = next((arg for arg in args if not arg.startswith("-") and "=" not in arg), "")
             raise StoreError(
-                str(self.folder), f"git {args[0]} failed: {message[-1] if message else done.returncode}"
+                str(self.folder), f"git {command} failed: {message[-1] if message else done.returncode}"
             )
         return done.stdout
 

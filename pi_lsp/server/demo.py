@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pi_lsp.server import demo_chat
+from pi_lsp.server import demo_chat, demo_checkpoints
 from pi_lsp.server.rpc_client import RpcClient
 from pi_lsp.service.render import context_lines, wire_tree_lines
 
@@ -262,6 +262,7 @@ STEPS: list[Step] = [
     ("Where it is stored", show_file),
     ("The system prompt", system_prompt),
     ("Chat with the agent (scripted loopback model)", demo_chat.chat),
+    ("Rewind the code with the tree (checkpoints)", demo_checkpoints.rewind),
 ]
 
 

@@ -29,7 +29,7 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def _reply(message_id: str, blocks: list[dict[str, Any]], stop_reason: str) -> list[bytes]:
+def reply(message_id: str, blocks: list[dict[str, Any]], stop_reason: str) -> list[bytes]:
     """The SSE frames of one scripted reply (text and tool_use blocks)."""
     message: dict[str, Any] = {
         "id": message_id,
@@ -65,7 +65,7 @@ def _reply(message_id: str, blocks: list[dict[str, Any]], stop_reason: str) -> l
 
 
 SCRIPT = [
-    _reply(
+    reply(
         "msg_demo_1",
         [
             {"type": "text", "text": "Let me look at the code and run it."},
@@ -79,7 +79,7 @@ SCRIPT = [
         ],
         "tool_use",
     ),
-    _reply(
+    reply(
         "msg_demo_2",
         [{"type": "text", "text": "main.py prints hello, and running it confirms that."}],
         "end_turn",
@@ -91,9 +91,10 @@ HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding
 
 
 class ScriptedModel:
-    """A loopback HTTP server that plays :data:`SCRIPT`, one reply per request."""
+    """A loopback HTTP server that plays ``script`` (default :data:`SCRIPT`), one reply per request."""
 
-    def __init__(self) -> None:
+    def __init__(self, script: list[list[bytes]] | None = None) -> None:
+        self.script = script or SCRIPT
         self.requests = 0
         self.port = 0
         self._server: asyncio.Server | None = None
@@ -119,7 +120,7 @@ class ScriptedModel:
                     if name.strip().lower() == "content-length":
                         length = int(value.strip())
                 await reader.readexactly(length)
-                frames = SCRIPT[min(self.requests, len(SCRIPT) - 1)]
+                frames = self.script[min(self.requests, len(self.script) - 1)]
                 self.requests += 1
                 writer.write(HEAD)
                 for frame in frames:
@@ -134,6 +135,25 @@ class ScriptedModel:
             writer.close()
 
 
+async def start_server(demo: Demo, url: str) -> RpcClient:
+    """A second server whose Anthropic endpoint is the scripted model at ``url``."""
+    project, sessions = demo.root / "project", demo.root / "sessions"
+    env = dict(os.environ, PI_CODING_AGENT_DIR=str(demo.root / "agent"), HOME=str(demo.root / "home"))
+    env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY=DEMO_KEY)
+    client = await RpcClient.start(env=env, cwd=str(demo.root), quiet=True)
+    await client.request(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "rootUri": project.as_uri(),
+            "capabilities": {"experimental": {"pi": {"approvals": True}}},
+            "initializationOptions": {"pi": {"model": SCRIPT_MODEL, "sessionDir": str(sessions)}},
+        },
+    )
+    client.notify("initialized", {})
+    return client
+
+
 async def chat(demo: Demo) -> None:
     """pi/prompt on a fresh session, with the scripted loopback model standing in for Anthropic."""
     project = demo.root / "project"
@@ -141,26 +161,12 @@ async def chat(demo: Demo) -> None:
     model = ScriptedModel()
     url = await model.start()
     demo.out(f"scripted model (not Anthropic: canned replies, no key, no network) on {url}")
-    env = dict(os.environ, PI_CODING_AGENT_DIR=str(demo.root / "agent"), HOME=str(demo.root / "home"))
-    env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY=DEMO_KEY)
-    client = await RpcClient.start(env=env, cwd=str(demo.root), quiet=True)
+    client = await start_server(demo, url)
     try:
-        await client.request(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "rootUri": project.as_uri(),
-                "capabilities": {"experimental": {"pi": {"approvals": True}}},
-                "initializationOptions": {
-                    "pi": {"model": SCRIPT_MODEL, "sessionDir": str(demo.root / "sessions")}
-                },
-            },
-        )
-        client.notify("initialized", {})
         state = await client.request("pi/newSession", {"cwd": str(project)})
         demo.out(f'new session {state["sessionId"]}; pi/prompt "What does main.py print?"')
         pending = asyncio.ensure_future(client.request("pi/prompt", {"text": "What does main.py print?"}))
-        await _show_events(demo, client)
+        await show_events(demo, client)
         result = await pending
         written = len(result["entryIds"])
         demo.out(f"pi/prompt answered: stopReason {result['stopReason']}, {written} entries written")
@@ -170,7 +176,7 @@ async def chat(demo: Demo) -> None:
         await model.close()
 
 
-async def _show_events(demo: Demo, client: RpcClient) -> None:
+async def show_events(demo: Demo, client: RpcClient) -> None:
     """Print the run's pi/event stream compactly and answer the approval request."""
     text: list[str] = []
     while True:

@@ -10,6 +10,7 @@ appending run under the session lock. A failing checkpoint never fails a run: it
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -19,7 +20,7 @@ from typing import Any, TypeVar
 
 from pi_lsp.checkpoints import restore as restores
 from pi_lsp.checkpoints.entries import checkpoint_entry, state_on_path
-from pi_lsp.checkpoints.gc import note_session
+from pi_lsp.checkpoints.gc import note_session, prune_if_due
 from pi_lsp.checkpoints.snapshot import Limits, TooManyFiles, capture
 from pi_lsp.checkpoints.store import Change, StoreError, WorkspaceStore
 from pi_lsp.secrets import redact
@@ -31,6 +32,8 @@ from pi_lsp.service.registry import Client, OpenSession
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+PRUNE_CHECK = 600.0
+"""Seconds between two looks (per workspace) at whether the store's daily automatic prune is due."""
 REFUSAL_MEMORY = 600.0
 """Seconds a workspace refused for its size is not listed again (listing it is the slow part)."""
 READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
@@ -55,6 +58,9 @@ class CheckpointService:
         self._stores: dict[tuple[str, str], WorkspaceStore] = {}
         self._told: set[str] = set()  # sessions told checkpoint_skipped
         self._refused: dict[str, tuple[float, Limits, str]] = {}  # workspace → (until, limits, why)
+        self._linked: dict[str, set[str]] = {}  # workspace → snapshots this server linked
+        self._prune_after: dict[str, float] = {}  # workspace → when to look again
+        self._pruning: asyncio.Future[None] | None = None
 
     def store(self, cwd: str) -> WorkspaceStore:
         from pi_lsp.agent_dir import agent_dir
@@ -83,8 +89,9 @@ class CheckpointService:
         if refused is not None and refused[1] == settings.limits and time.monotonic() < refused[0]:
             self._tell(session, emit, refused[2])  # not walked again at every batch
             return None
+        skip = self._own_folders(session)
         try:
-            tree = await self.host.in_thread(lambda: capture(store, settings.limits))
+            tree = await self.host.in_thread(lambda: capture(store, settings.limits, skip))
         except TooManyFiles as error:
             self._refused[store.cwd] = (time.monotonic() + REFUSAL_MEMORY, settings.limits, str(error))
             self._tell(session, emit, str(error))
@@ -111,11 +118,52 @@ class CheckpointService:
             return None
         if linked is None:
             return None
+        self._linked.setdefault(store.cwd, set()).add(tree)
+        self._maybe_prune(store)
         entry_id, changes = linked
         self.host.emit(session, ops.Change("append", [entry_id]))
         files = checkpoint_entry(tree, changes)["data"]["files"]
         emit({"type": "checkpoint", "entryId": entry_id, "files": files})
         return entry_id
+
+    def _maybe_prune(self, store: WorkspaceStore) -> None:
+        """Start the automatic prune of the store in the background when it is due (once a day, at
+        the first snapshot of a server's life and then every :data:`PRUNE_CHECK` seconds at most).
+        Kept: what any session file references, and every snapshot this server linked (a new
+        session's file is written only with its first reply)."""
+        now = time.monotonic()
+        if now < self._prune_after.get(store.cwd, 0.0):
+            return
+        self._prune_after[store.cwd] = now + PRUNE_CHECK
+        from pi_lsp.agent_dir import sessions_root
+
+        folders = [sessions_root(self.root)]
+        live = set(self._linked.get(store.cwd, ()))
+
+        async def prune() -> None:
+            try:
+                report = await self.host.in_thread(lambda: prune_if_due(store, folders, live))
+            except (StoreError, OSError) as error:
+                log.warning("automatic prune of %s failed: %s", store.cwd, redact(str(error)))
+                return
+            if report is not None:
+                log.info("pruned the checkpoints of %s: %d → %d bytes", store.cwd, report.bytes_before,
+                         report.bytes_after)  # fmt: skip
+
+        self._pruning = asyncio.ensure_future(prune())  # kept: a task is weakly referenced
+
+    def _own_folders(self, session: OpenSession) -> list[str]:
+        """Folders a snapshot never holds: pi's agent dir (settings, this store) and the session's
+        folder, wherever they are (inside the workspace, every entry would change a file)."""
+        from pi_lsp.agent_dir import agent_dir
+
+        manager = session.manager
+        folders = [str(self.root or agent_dir())]
+        if manager.session_dir:
+            folders.append(manager.session_dir)
+        if manager.session_file is not None:
+            folders.append(os.path.dirname(manager.session_file))
+        return folders
 
     def _tell(self, session: OpenSession, emit: EmitFn, reason: str) -> None:
         """``checkpoint_skipped``, once per session."""

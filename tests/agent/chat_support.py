@@ -259,11 +259,16 @@ class Chat:
 
 async def open_chat(
     replies: list[Reply], *, files: dict[str, str] | None = None, options: dict[str, Any] | None = None,
-    approvals: bool = True, env: dict[str, str] | None = None,
+    approvals: bool = True, env: dict[str, str] | None = None, inside: bool = False,
 ) -> AsyncIterator[Chat]:  # fmt: skip
     """One server over stdio with a fresh session on ``files`` (:data:`HELLO` if not given),
-    answering with ``replies``; used as ``async for chat in open_chat(...)``, cleaned up after."""
+    answering with ``replies``; used as ``async for chat in open_chat(...)``, cleaned up after.
+    ``inside``: pi's agent dir and the session folder inside the project (``.pi-agent/``,
+    ``.pi/sessions/``); ``env``: more variables for the server process."""
     ws = Workspace(HELLO if files is None else files)
+    if inside:
+        ws.agent_dir, ws.sessions = ws.cwd / ".pi-agent", ws.cwd / ".pi" / "sessions"
+        ws.sessions.mkdir(parents=True)
     fake = FakeAnthropic(replies)
     await fake.__aenter__()
     write_agent_dir(ws.agent_dir, fake.url, ws.settings)

@@ -65,10 +65,17 @@ def git(cwd: Path, *args: str) -> str:
 
 
 async def open_chat(
-    replies: list[Reply], files: dict[str, str] | None = None, options: dict[str, Any] | None = None
+    replies: list[Reply],
+    files: dict[str, str] | None = None,
+    options: dict[str, Any] | None = None,
+    *,
+    inside: bool = False,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[Chat]:
-    """:func:`tests.agent.chat_support.open_chat` on ``files`` (none by default), tools approved."""
+    """:func:`tests.agent.chat_support.open_chat` on ``files`` (none by default), tools approved;
+    ``inside``: the agent dir and the session folder inside the workspace; ``env``: more variables
+    for the server process."""
     async for chat in open_chat_on(
-        replies, files=files or {}, options={"approval": "auto", **(options or {})}
+        replies, files=files or {}, options={"approval": "auto", **(options or {})}, inside=inside, env=env
     ):
         yield chat

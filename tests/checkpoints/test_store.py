@@ -190,3 +190,63 @@ def test_a_restore_never_writes_through_a_link_out_of_the_workspace(workspace: P
     assert result["conflicts"] == ["src/main.py"] and result["restored"] == []
     assert list(outside.iterdir()) == []
     assert os.path.islink(workspace / "src")
+
+
+def test_a_real_worktree_and_submodule_inside_the_workspace(workspace: Path, tmp_path: Path) -> None:
+    """``git worktree add`` and ``git submodule add`` inside the workspace: their files are captured
+    as files (no gitlink), their ``.git`` links are not, and no repository is written to."""
+    library = tmp_path / "library"
+    library.mkdir()
+    git(library, "init", "-q")
+    (library / "lib.py").write_text("LIB = 1\n")
+    git(library, "add", "-A")
+    git(library, "commit", "-qm", "lib")
+    (workspace / "main.py").write_text("main\n")
+    git(workspace, "init", "-q")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "start")
+    git(workspace, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(library), "vendor/lib")
+    git(workspace, "commit", "-qm", "submodule")
+    git(workspace, "worktree", "add", "-q", "trees/feature")
+    (workspace / "trees" / "feature" / "feature.py").write_text("feature\n")
+    hashes = {path: hash_dir(path / ".git") for path in (workspace, library)}
+
+    store = WorkspaceStore(str(workspace), tmp_path / "agent")
+    tree = capture(store, Limits())
+    assert tree_paths(store, tree) == {
+        "main.py", ".gitmodules", "vendor/lib/lib.py", "trees/feature/main.py",
+        "trees/feature/.gitmodules", "trees/feature/feature.py",
+    }  # fmt: skip
+    assert "160000" not in store.git(["ls-tree", "-r", tree]).decode()
+    (workspace / "vendor" / "lib" / "lib.py").write_text("LIB = 2\n")
+    (workspace / "trees" / "feature" / "feature.py").unlink()
+    again = capture(store, Limits())
+    assert {(c.path, c.kind) for c in store.diff(tree, again)} == {
+        ("vendor/lib/lib.py", "modified"), ("trees/feature/feature.py", "deleted"),
+    }  # fmt: skip
+    result = restore(store, again, tree)
+    assert result["conflicts"] == [] and len(result["restored"]) == 2  # type: ignore[arg-type]
+    assert (workspace / "trees" / "feature" / "feature.py").read_text() == "feature\n"
+    assert {path: hash_dir(path / ".git") for path in hashes} == hashes
+    assert git(workspace, "status", "--porcelain") == "?? trees/\n"  # the user's view: unchanged
+
+
+def test_folders_skipped_later_leave_the_index_and_are_never_listed(workspace: Path, tmp_path: Path) -> None:
+    """A store made before the session folder was skipped (or by a server with another sessionDir)
+    drops that folder's files at the first snapshot that skips it; a workspace ``.gitignore`` that
+    re-includes it changes nothing; names with ignore-rule characters are matched literally."""
+    (workspace / "code.py").write_text("code\n")
+    sessions = workspace / ".pi" / "se[s]sions #1"
+    sessions.mkdir(parents=True)
+    (sessions / "s.jsonl").write_text("{}\n")
+    (workspace / ".pi" / "settings.json").write_text("{}\n")
+    store = WorkspaceStore(str(workspace), tmp_path / "agent")
+    before = capture(store, Limits())
+    assert tree_paths(store, before) == {"code.py", ".pi/se[s]sions #1/s.jsonl", ".pi/settings.json"}
+    (workspace / ".gitignore").write_text("!*\n")
+    after = capture(store, Limits(), [str(sessions)])
+    assert tree_paths(store, after) == {"code.py", ".pi/settings.json", ".gitignore"}
+    (sessions / "s.jsonl").write_text("{}\n{}\n")
+    (sessions / "other.jsonl").write_text("{}\n")
+    assert capture(store, Limits(), [str(sessions)]) == after
+    assert capture(store, Limits(), [str(tmp_path / "elsewhere"), str(workspace)]) != after  # nothing inside

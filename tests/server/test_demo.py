@@ -43,6 +43,16 @@ def test_demo_runs_offline_in_a_given_folder(tmp_path: Path) -> None:
     # model_change, thinking_level_change, the checkpoint of the workspace before the user message,
     # the user message, two replies and two tool results
     assert "stopReason stop, 8 entries written" in chat
+    rewind = out.split("Rewind the code with the tree (checkpoints)", 1)[1]
+    before = "main.py: \"print('hello')\", greet.py: absent"
+    after = "main.py: 'from greet import greet', greet.py: 'def greet(name):'"
+    assert f"before the run: {before}" in rewind and f"after the run:  {after}" in rewind
+    assert "pi/getChanges: greet.py added, main.py modified" in rewind
+    assert "restoreFiles: greet.py delete, main.py modify; conflicts []" in rewind
+    assert f"back in the tree: {before} (editor text 'Greet the world.')" in rewind
+    assert f"after the undo: {after}" in rewind
+    project = tmp_path / "demo" / "project"
+    assert (project / "greet.py").read_text() == "def greet(name):\n    return f'hello, {name}'\n"
 
 
 def test_the_answer_matches_what_the_tool_read(tmp_path: Path) -> None:

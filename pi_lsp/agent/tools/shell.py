@@ -50,9 +50,24 @@ def shell_command(shell_path: str | None = None) -> list[str]:
     return [shutil.which("bash") or "sh", "-c"]
 
 
+GIT_REPOSITORY_VARIABLES = frozenset(
+    {
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_CONFIG", "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_PARAMETERS", "GIT_DIR", "GIT_GRAFT_FILE", "GIT_IMPLICIT_WORK_TREE",
+        "GIT_INDEX_FILE", "GIT_INTERNAL_SUPER_PREFIX", "GIT_NO_REPLACE_OBJECTS",
+        "GIT_OBJECT_DIRECTORY", "GIT_PREFIX", "GIT_REPLACE_REF_BASE", "GIT_SHALLOW_FILE",
+        "GIT_WORK_TREE",
+    }
+)  # fmt: skip
+"""git's repository-local variables (``git rev-parse --local-env-vars``): a server started where
+they are set (from a git hook, say) must not make a command's ``git`` work on another repository
+than the one of the session's folder. The user's other ``GIT_*`` preferences pass."""
+
+
 def shell_env() -> dict[str, str]:
-    """The server's environment with pi's tool folder (``<agentDir>/bin``) first on PATH."""
-    env = dict(os.environ)
+    """The server's environment, without git's repository-local variables, with pi's tool folder
+    (``<agentDir>/bin``) first on PATH."""
+    env = {key: value for key, value in os.environ.items() if key not in GIT_REPOSITORY_VARIABLES}
     bin_dir = str(agent_dir() / "bin")
     current = env.get("PATH", "")
     if bin_dir not in [entry for entry in current.split(os.pathsep) if entry]:
