@@ -1,4 +1,4 @@
-"""Each network connection's outgoing messages, bounded: a client that stops reading is dropped.
+"""Each connection's outgoing messages, bounded: a client that stops reading is dropped.
 
 Without a bound, a client that keeps asking for big results but never reads them makes the server
 buffer every answer until it runs out of memory, for all editors. Here one sender task writes one
