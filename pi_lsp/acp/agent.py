@@ -24,6 +24,7 @@ from pi_lsp.acp.permissions import ask_permission
 from pi_lsp.acp.replay import replay_updates
 from pi_lsp.acp.updates import UpdateStream, chunk
 from pi_lsp.agent.approval_modes import APPROVAL_MODES
+from pi_lsp.llm.models import find_model
 from pi_lsp.service import entries as ops
 from pi_lsp.service.build import PiService
 from pi_lsp.service.errors import InvalidParams, ModelError, PiError, SessionBusy, SessionNotFound
@@ -336,6 +337,8 @@ class AcpAgent:
         value = p.string(params, "value")
         await self.service.build_off_loop("runs")
         if option == MODEL_OPTION:
+            if find_model(value) is None:
+                raise InvalidParams(f"value {value!r} is not a model this agent knows", {"field": "value"})
             await self.service.runs.set_model(held.client, held.session_id, value, None)
         elif option == THINKING_OPTION:
             if value not in THINKING_LEVELS:

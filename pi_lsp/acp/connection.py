@@ -102,9 +102,15 @@ class Connection:
         """Read lines until end of input (or the connection is lost), then end every pending request."""
         buffer = bytearray()
         skipping = False  # inside a line over the limit: drop until its newline
+        closed = asyncio.ensure_future(self.closed.wait())
         try:
             while not self.closed.is_set():
-                chunk = await reader.read(READ_CHUNK)
+                reading = asyncio.ensure_future(reader.read(READ_CHUNK))
+                await asyncio.wait({reading, closed}, return_when=asyncio.FIRST_COMPLETED)
+                if not reading.done():  # lost (a client that stopped reading): stop listening too
+                    reading.cancel()
+                    break
+                chunk = reading.result()
                 if not chunk:
                     break
                 start = 0
@@ -130,6 +136,7 @@ class Connection:
             if buffer.strip() and not skipping:
                 self.receive(bytes(buffer))
         finally:
+            closed.cancel()
             self._lost()
 
     def receive(self, line: bytes) -> None:
