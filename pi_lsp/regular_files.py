@@ -22,8 +22,11 @@ def check_regular(fd: int, path: object) -> os.stat_result:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-        raise FileProblem(os.fspath(path) if isinstance(path, os.PathLike) else str(path),
-                          NOT_REGULAR_FILE, f"{path} is {kind}")
+        raise FileProblem(
+            os.fspath(path) if isinstance(path, os.PathLike) else str(path),
+            NOT_REGULAR_FILE,
+            f"{path} is {kind}",
+        )
     return info
 
 
@@ -33,8 +36,9 @@ def open_regular(path: str | os.PathLike[str], *, max_bytes: int | None = None) 
     try:
         info = check_regular(fd, path)
         if max_bytes is not None and info.st_size > max_bytes:
-            raise FileProblem(os.fspath(path), TOO_LARGE,
-                              f"{path} is larger than {max_bytes} bytes ({info.st_size})")
+            raise FileProblem(
+                os.fspath(path), TOO_LARGE, f"{path} is larger than {max_bytes} bytes ({info.st_size})"
+            )
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:

@@ -56,10 +56,11 @@ class Connection:
         requests: dict[str, Handler],
         notifications: dict[str, NotificationHandler],
         on_lost: Callable[[], None] = lambda: None,
+        write_now: Callable[[bytes], bool] | None = None,
     ) -> None:
         self.requests = requests
         self.notifications = notifications
-        self.outbox = BoundedOutbox(send, self._lost, name="ACP client")
+        self.outbox = BoundedOutbox(send, self._lost, name="ACP client", write_now=write_now)
         self._on_lost = on_lost
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)

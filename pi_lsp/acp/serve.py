@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from pi_lsp.acp.agent import AcpAgent
@@ -35,9 +36,8 @@ async def serve_streams(reader: asyncio.StreamReader, writer: Writer) -> None:
         writer.write(body)
         await writer.drain()
 
-    lost = asyncio.Event()
     connection = Connection(
-        send, requests=agent.requests(), notifications=agent.notifications(), on_lost=lost.set
+        send, requests=agent.requests(), notifications=agent.notifications(), write_now=_write_now(writer)
     )
     agent.connection = connection
     try:
@@ -48,6 +48,22 @@ async def serve_streams(reader: asyncio.StreamReader, writer: Writer) -> None:
         await connection.settle(SETTLE_SECONDS)
         await connection.aclose()
         await service.close()
+
+
+def _write_now(writer: Writer) -> Callable[[bytes], bool] | None:
+    """A message goes straight into the pipe transport while its buffer is empty (at most that one
+    message is then buffered there); otherwise it waits in the outbox, which bounds the rest."""
+    transport = getattr(writer, "transport", None)
+    if transport is None:
+        return None
+
+    def write_now(body: bytes) -> bool:
+        if transport.is_closing() or transport.get_write_buffer_size() > 0:
+            return False
+        transport.write(body)
+        return True
+
+    return write_now
 
 
 async def _stdio() -> None:

@@ -27,6 +27,7 @@ Message = dict[str, Any]
 
 TOOL_RESULT_LIMIT: Final = 2000
 
+
 def clip(text: str, limit: int = TOOL_RESULT_LIMIT) -> str:
     """Keep the first ``limit`` JS characters and say how many were dropped."""
     length = js_len(text)

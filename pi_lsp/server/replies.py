@@ -76,4 +76,3 @@ def outcome_payload(msg_id: Any, future: Any) -> dict[str, Any]:
         return error_payload(msg_id, mapped.code, redact(mapped.message), mapped.data)
     log.error("request %s failed unexpectedly", msg_id, exc_info=error)
     return error_payload(msg_id, INTERNAL_ERROR, redact(f"internal error: {type(error).__name__}: {error}"))
-

@@ -277,9 +277,7 @@ class CompactionService:
         progress: Progress,
     ) -> dict[str, Any]:
         manager = session.manager
-        prepared = await self.host.run(
-            session, lambda: self._prepare_locked(manager, config), writes=False
-        )
+        prepared = await self.host.run(session, lambda: self._prepare_locked(manager, config), writes=False)
         preparation = prepared.preparation
         if preparation is None or preparation.is_empty():
             raise self._nothing(prepared)

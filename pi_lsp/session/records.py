@@ -85,7 +85,9 @@ def _left_out_by_pi_tree(message: Any) -> bool:
         return not js_trim(content)
     if isinstance(content, list):
         return not any(
-            isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+            isinstance(block, dict)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
             and js_trim(block["text"])
             for block in content
         )
