@@ -147,10 +147,15 @@ const kinds = (updates) => updates.map((u) => u.update.sessionUpdate);
 
 const app = client({ name: "pi-lsp-acp-test" })
   .onNotification(methods.client.session.update, ({ params }) => onUpdate(params))
-  .onRequest(methods.client.session.requestPermission, ({ params }) => {
+  .onRequest(methods.client.session.requestPermission, async ({ params, agent }) => {
     report.permissions.push(params);
     report.sequence.push(`permission:${params.toolCall.toolCallId}`);
     const content = JSON.stringify(params.toolCall.content ?? []);
+    if (content.includes("hold-command")) {
+      // the user cancels the turn while the question is open: ACP says answer it "cancelled"
+      await agent.notify(methods.agent.session.cancel, { sessionId: params.sessionId });
+      return { outcome: { outcome: "cancelled" } };
+    }
     const optionId = content.includes("rejected-command") ? "reject_once" : "allow_once";
     return { outcome: { outcome: "selected", optionId } };
   });
@@ -204,6 +209,8 @@ await app.connectWith(stream, async (agent) => {
         { type: "resource_link", uri: `file://${cwd}/b.txt`, name: "b.txt" },
       ],
     }));
+    // 5. cancelled while a permission question is open
+    await attempt("prompt4", agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "Run the held command" }] }));
     await attempt("list", agent.request(methods.agent.session.list, { cwd }));
     await attempt("unknownSession", agent.request(methods.agent.session.prompt, { sessionId: "no-such-session", prompt: [{ type: "text", text: "x" }] }));
     await attempt("close", agent.request(methods.agent.session.close, { sessionId }));
@@ -216,6 +223,7 @@ await app.connectWith(stream, async (agent) => {
     report.afterResume = kinds(report.updates);
     await attempt("name", agent.request(methods.agent.session.prompt, { sessionId: config.sessionId, prompt: [{ type: "text", text: "/name From ACP" }] }));
     await attempt("session", agent.request(methods.agent.session.prompt, { sessionId: config.sessionId, prompt: [{ type: "text", text: "/session" }] }));
+    await attempt("compact", agent.request(methods.agent.session.prompt, { sessionId: config.sessionId, prompt: [{ type: "text", text: "/compact keep the file names" }] }));
     await attempt("close", agent.request(methods.agent.session.close, { sessionId: config.sessionId }));
   }
 });

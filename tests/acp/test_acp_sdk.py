@@ -95,6 +95,7 @@ def replies() -> list[Reply]:
         Reply(events=assistant_stream(Text("All done."))),
         Reply(events=assistant_stream(story), stall_after=5),  # cancelled mid-stream
         Reply(events=assistant_stream(Text("Seen the picture and the notes."))),
+        Reply(events=assistant_stream(ToolUse("toolu_held", "bash", {"command": "echo hold-command"}))),
         Reply(events=assistant_stream(Text("Continued over LSP."))),
         Reply(events=assistant_stream(Text("Continued by pi."))),
     ]
@@ -131,6 +132,13 @@ async def test_acp_conversation_through_the_sdk_then_lsp_and_pi() -> None:
                     await continue_with_pi(ws, path)
                     await wait_external(lsp, session_id)
 
+                offline = {
+                    **ws.settings,
+                    "model": MODEL,
+                    "summarizer": "offline",
+                    "compaction": {"keepRecentTokens": 10},
+                }
+                write_agent_dir(ws.agent_dir, fake.url, offline)  # /compact without a model call
                 resumed = await run_client(ws, fake.url, "resume", sessionId=session_id)
                 # the LSP client holding the session sees the ACP process's entry arrive
                 change = await wait_external(lsp, session_id)
@@ -206,7 +214,7 @@ def check_first_process(ws: Workspace, report: dict[str, Any], fake: FakeAnthrop
     assert final["toolu_no"]["status"] == "failed"
     assert BLOCKED in final["toolu_no"]["content"][0]["content"]["text"]
     asked = [permission["toolCall"]["toolCallId"] for permission in report["permissions"]]
-    assert asked == ["toolu_ok", "toolu_no"]  # acceptEdits: the edit in the workspace is not asked
+    assert asked == ["toolu_ok", "toolu_no", "toolu_held"]  # acceptEdits: the edit in the workspace is not asked
     assert [o["kind"] for o in report["permissions"][0]["options"]] == [
         "allow_once",
         "allow_always",
@@ -246,6 +254,10 @@ def check_first_process(ws: Workspace, report: dict[str, Any], fake: FakeAnthrop
     assert f'<file name="{ws.cwd / "b.txt"}">\nlinked file text\n\n</file>\n' in text
     assert text.endswith("Look at these")
 
+    # prompt 4: cancelled while its permission question was open
+    assert results["prompt4"] == {"stopReason": "cancelled"}
+    assert report["permissions"][-1]["toolCall"]["toolCallId"] == "toolu_held"
+
     listed = results["list"]["sessions"]
     assert [item["sessionId"] for item in listed] == [report["sessionId"]]
     assert listed[0]["title"] and listed[0]["cwd"] == str(ws.cwd)
@@ -261,7 +273,11 @@ def check_stored(ws: Workspace) -> None:
     blocked = [m for m in stored if m["role"] == "toolResult" and m["toolCallId"] == "toolu_no"]
     assert blocked[0]["isError"] is True and BLOCKED in blocked[0]["content"][0]["text"]
     aborted = [m for m in stored if m["role"] == "assistant" and m.get("stopReason") == "aborted"]
-    assert len(aborted) == 1 and aborted[0]["content"][0]["text"].startswith("Once upon")
+    assert aborted[0]["content"][0]["text"].startswith("Once upon")  # the partial of the cancelled story
+    held = [m for m in stored if m["role"] == "toolResult" and m["toolCallId"] == "toolu_held"]
+    assert (
+        held[0]["isError"] is True and "aborted while waiting for approval" in held[0]["content"][0]["text"]
+    )
     levels = [entry["thinkingLevel"] for entry in entries if entry["type"] == "thinking_level_change"]
     assert levels[-1] == "high"
     assert not any(m["role"] == "user" and "meanwhile" in json.dumps(m) for m in stored)
@@ -276,9 +292,14 @@ def check_replay(report: dict[str, Any]) -> None:
     thoughts = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_thought_chunk"]
     assert thoughts == ["Let me look"]
     calls = [u["toolCallId"] for u in replayed if u["sessionUpdate"] == "tool_call"]
-    assert calls == ["toolu_edit", "toolu_ok", "toolu_no"]
+    assert calls == ["toolu_edit", "toolu_ok", "toolu_no", "toolu_held"]
     done = {u["toolCallId"]: u["status"] for u in replayed if u["sessionUpdate"] == "tool_call_update"}
-    assert done == {"toolu_edit": "completed", "toolu_ok": "completed", "toolu_no": "failed"}
+    assert done == {
+        "toolu_edit": "completed",
+        "toolu_ok": "completed",
+        "toolu_no": "failed",
+        "toolu_held": "failed",
+    }
     said = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_message_chunk"]
     assert "All done." in said and "Seen the picture and the notes." in said
 
@@ -290,3 +311,5 @@ def check_resume(report: dict[str, Any]) -> None:
     assert titles == ["From ACP"]
     said = "".join(u["content"]["text"] for u in updates(report, "agent_message_chunk"))
     assert "Session info" in said and "Messages:" in said
+    assert report["results"]["compact"] == {"stopReason": "end_turn"}
+    assert "Context compacted:" in said
