@@ -19,7 +19,7 @@ from typing import Any
 from pi_lsp import __version__
 from pi_lsp.acp import params as p
 from pi_lsp.acp.commands import BUILTIN_COMMANDS, builtin_command, session_summary
-from pi_lsp.acp.connection import Connection
+from pi_lsp.acp.connection import Connection, RemoteError
 from pi_lsp.acp.permissions import ask_permission
 from pi_lsp.acp.replay import replay_updates
 from pi_lsp.acp.updates import UpdateStream, chunk
@@ -41,6 +41,12 @@ MODES = {
     "auto": ("Auto", "Nothing is asked"),
 }
 MODEL_OPTION, THINKING_OPTION = "model", "thinking_level"
+FS_TIMEOUT = 10.0
+"""Seconds a tool waits for the client's ``fs/read_text_file`` before it reads the disk."""
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 @dataclass(eq=False)
@@ -122,6 +128,9 @@ class AcpAgent:
             raise InvalidParams("protocolVersion must be an integer", {"field": "protocolVersion"})
         capabilities = params.get("clientCapabilities")
         self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        fs = self.client_capabilities.get("fs")
+        if isinstance(fs, dict) and fs.get("readTextFile") is True:
+            self.service.documents.remote = self.client_text  # the tools see the editor's buffers
         await self.base.settings.set_cwd(os.getcwd())
         return {
             "protocolVersion": PROTOCOL_VERSION,
@@ -405,6 +414,29 @@ class AcpAgent:
         runs = self.service.built("runs")
         if runs is not None:
             runs.abort(held.client, held.session_id)
+
+    # ------------------------------------------------------------------ the client's buffers
+
+    async def client_text(self, path: str) -> str | None:
+        """The client's text of ``path`` (``fs/read_text_file``, asked for the session whose folder
+        holds it), None when it has none or does not answer in time."""
+        held = self._session_for(path)
+        if held is None or self.connection is None:
+            return None
+        params = {"sessionId": held.session_id, "path": path}
+        try:
+            answer = await asyncio.wait_for(self.connection.request("fs/read_text_file", params), FS_TIMEOUT)
+        except (RemoteError, ConnectionError, TimeoutError) as error:
+            log.debug("fs/read_text_file %s: %s", path, error)
+            return None
+        content = answer.get("content") if isinstance(answer, dict) else None
+        return content if isinstance(content, str) else None
+
+    def _session_for(self, path: str) -> AcpSession | None:
+        """The session whose folder holds ``path`` most closely, else any session."""
+        inside = [held for held in self.sessions.values() if _within(path, held.stream.cwd)]
+        inside.sort(key=lambda held: len(held.stream.cwd), reverse=True)
+        return inside[0] if inside else next(iter(self.sessions.values()), None)
 
     # ------------------------------------------------------------------ the end
 

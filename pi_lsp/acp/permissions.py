@@ -15,6 +15,7 @@ from typing import Any
 
 from pi_lsp.acp import tool_calls
 from pi_lsp.acp.connection import Connection, RemoteError
+from pi_lsp.service.approvers import ABORTED
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,8 @@ async def ask_permission(
         log.info("permission for %s not given: %s", call_id, error)
         return {"decision": "deny"}
     outcome = answer.get("outcome") if isinstance(answer, dict) else None
+    if isinstance(outcome, dict) and outcome.get("outcome") == "cancelled":  # the turn is being cancelled
+        return {"decision": "deny", "reason": ABORTED}
     option = (
         outcome.get("optionId")
         if isinstance(outcome, dict) and outcome.get("outcome") == "selected"

@@ -47,7 +47,11 @@ const RESPONSES = {
   "session/set_mode": "SetSessionModeResponse",
   "session/set_config_option": "SetSessionConfigOptionResponse",
 };
-const PARAMS = { "session/update": "SessionNotification", "session/request_permission": "RequestPermissionRequest" };
+const PARAMS = {
+  "session/update": "SessionNotification",
+  "session/request_permission": "RequestPermissionRequest",
+  "fs/read_text_file": "ReadTextFileRequest",
+};
 const sentMethods = new Map(); // our request id → method
 
 function onAgentLine(line) {
@@ -125,7 +129,7 @@ const output = new WritableStream({
 });
 
 // ---------------------------------------------------------------- the client
-const report = { sequence: [], validated: 0, received: 0, schemaErrors: [], updates: [], permissions: [], results: {}, errors: {} };
+const report = { fsReads: [], sequence: [], validated: 0, received: 0, schemaErrors: [], updates: [], permissions: [], results: {}, errors: {} };
 const waiters = [];
 function onUpdate(params) {
   report.updates.push(params);
@@ -145,7 +149,14 @@ function waitForUpdate(predicate) {
 }
 const kinds = (updates) => updates.map((u) => u.update.sessionUpdate);
 
+// The editor's buffers: unsaved.txt is open with changes not on disk; other files are read from disk.
+const UNSAVED = "unsaved buffer text\n";
 const app = client({ name: "pi-lsp-acp-test" })
+  .onRequest(methods.client.fs.readTextFile, ({ params }) => {
+    report.fsReads.push(params.path);
+    if (params.path.endsWith("/unsaved.txt")) return { content: UNSAVED };
+    return { content: readFileSync(params.path, "utf8") };
+  })
   .onNotification(methods.client.session.update, ({ params }) => onUpdate(params))
   .onRequest(methods.client.session.requestPermission, async ({ params, agent }) => {
     report.permissions.push(params);
@@ -175,7 +186,7 @@ const PROMPT_ONE = "Edit a.txt, then run two commands";
 await app.connectWith(stream, async (agent) => {
   const init = await attempt("initialize", agent.request(methods.agent.initialize, {
     protocolVersion: 1,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientCapabilities: { fs: { readTextFile: config.phase === "first", writeTextFile: false }, terminal: false },
     clientInfo: { name: "pi-lsp-acp-test", version: "1" },
   }));
   if (!init) return;
@@ -209,7 +220,9 @@ await app.connectWith(stream, async (agent) => {
         { type: "resource_link", uri: `file://${cwd}/b.txt`, name: "b.txt" },
       ],
     }));
-    // 5. cancelled while a permission question is open
+    // 5. the tools see the editor's unsaved buffer (fs/read_text_file): read it, refuse to edit it
+    await attempt("prompt5", agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "Read and edit unsaved.txt" }] }));
+    // 6. cancelled while a permission question is open
     await attempt("prompt4", agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "Run the held command" }] }));
     await attempt("list", agent.request(methods.agent.session.list, { cwd }));
     await attempt("unknownSession", agent.request(methods.agent.session.prompt, { sessionId: "no-such-session", prompt: [{ type: "text", text: "x" }] }));

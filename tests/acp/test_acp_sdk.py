@@ -83,6 +83,7 @@ def messages(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def replies() -> list[Reply]:
     edit = {"path": "a.txt", "edits": [{"oldText": "alpha", "newText": "beta"}]}
+    edit_unsaved = {"path": "unsaved.txt", "edits": [{"oldText": "on disk", "newText": "changed"}]}
     story = Text("Once upon a time there was a very long story that never ends", chunks=6)
     return [
         Reply(
@@ -95,6 +96,9 @@ def replies() -> list[Reply]:
         Reply(events=assistant_stream(Text("All done."))),
         Reply(events=assistant_stream(story), stall_after=5),  # cancelled mid-stream
         Reply(events=assistant_stream(Text("Seen the picture and the notes."))),
+        Reply(events=assistant_stream(ToolUse("toolu_read", "read", {"path": "unsaved.txt"}))),
+        Reply(events=assistant_stream(ToolUse("toolu_guarded", "edit", edit_unsaved))),
+        Reply(events=assistant_stream(Text("The buffer is unsaved."))),
         Reply(events=assistant_stream(ToolUse("toolu_held", "bash", {"command": "echo hold-command"}))),
         Reply(events=assistant_stream(Text("Continued over LSP."))),
         Reply(events=assistant_stream(Text("Continued by pi."))),
@@ -105,7 +109,7 @@ def replies() -> list[Reply]:
 @pytest.mark.oracle
 async def test_acp_conversation_through_the_sdk_then_lsp_and_pi() -> None:
     _require_sdk()
-    files = {"a.txt": "alpha\n", "b.txt": "linked file text\n"}
+    files = {"a.txt": "alpha\n", "b.txt": "linked file text\n", "unsaved.txt": "on disk\n"}
     with workspace(files) as ws:
         async with FakeAnthropic(replies()) as fake:
             write_agent_dir(ws.agent_dir, fake.url, {**ws.settings, "model": MODEL})
@@ -214,7 +218,8 @@ def check_first_process(ws: Workspace, report: dict[str, Any], fake: FakeAnthrop
     assert final["toolu_no"]["status"] == "failed"
     assert BLOCKED in final["toolu_no"]["content"][0]["content"]["text"]
     asked = [permission["toolCall"]["toolCallId"] for permission in report["permissions"]]
-    assert asked == ["toolu_ok", "toolu_no", "toolu_held"]  # acceptEdits: the edit in the workspace is not asked
+    # acceptEdits: the edits in the workspace are not asked (the guarded one was refused anyway)
+    assert asked == ["toolu_ok", "toolu_no", "toolu_held"]
     assert [o["kind"] for o in report["permissions"][0]["options"]] == [
         "allow_once",
         "allow_always",
@@ -254,6 +259,11 @@ def check_first_process(ws: Workspace, report: dict[str, Any], fake: FakeAnthrop
     assert f'<file name="{ws.cwd / "b.txt"}">\nlinked file text\n\n</file>\n' in text
     assert text.endswith("Look at these")
 
+    # prompt 5: the read saw the client's unsaved buffer, the edit refused to overwrite it
+    assert results["prompt5"] == {"stopReason": "end_turn"}
+    assert str(ws.cwd / "unsaved.txt") in report["fsReads"]
+    assert (ws.cwd / "unsaved.txt").read_text() == "on disk\n"
+
     # prompt 4: cancelled while its permission question was open
     assert results["prompt4"] == {"stopReason": "cancelled"}
     assert report["permissions"][-1]["toolCall"]["toolCallId"] == "toolu_held"
@@ -274,6 +284,13 @@ def check_stored(ws: Workspace) -> None:
     assert blocked[0]["isError"] is True and BLOCKED in blocked[0]["content"][0]["text"]
     aborted = [m for m in stored if m["role"] == "assistant" and m.get("stopReason") == "aborted"]
     assert aborted[0]["content"][0]["text"].startswith("Once upon")  # the partial of the cancelled story
+    read = next(m for m in stored if m["role"] == "toolResult" and m["toolCallId"] == "toolu_read")
+    assert (
+        read["content"][0]["text"].startswith("unsaved buffer text")
+        and "unsaved" in read["content"][0]["text"]
+    )
+    guarded = next(m for m in stored if m["role"] == "toolResult" and m["toolCallId"] == "toolu_guarded")
+    assert guarded["isError"] is True and "unsaved changes" in guarded["content"][0]["text"]
     held = [m for m in stored if m["role"] == "toolResult" and m["toolCallId"] == "toolu_held"]
     assert (
         held[0]["isError"] is True and "aborted while waiting for approval" in held[0]["content"][0]["text"]
@@ -292,12 +309,14 @@ def check_replay(report: dict[str, Any]) -> None:
     thoughts = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_thought_chunk"]
     assert thoughts == ["Let me look"]
     calls = [u["toolCallId"] for u in replayed if u["sessionUpdate"] == "tool_call"]
-    assert calls == ["toolu_edit", "toolu_ok", "toolu_no", "toolu_held"]
+    assert calls == ["toolu_edit", "toolu_ok", "toolu_no", "toolu_read", "toolu_guarded", "toolu_held"]
     done = {u["toolCallId"]: u["status"] for u in replayed if u["sessionUpdate"] == "tool_call_update"}
     assert done == {
         "toolu_edit": "completed",
         "toolu_ok": "completed",
         "toolu_no": "failed",
+        "toolu_read": "completed",
+        "toolu_guarded": "failed",
         "toolu_held": "failed",
     }
     said = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_message_chunk"]
