@@ -237,6 +237,9 @@ await app.connectWith(stream, async (agent) => {
     await attempt("name", agent.request(methods.agent.session.prompt, { sessionId: config.sessionId, prompt: [{ type: "text", text: "/name From ACP" }] }));
     await attempt("session", agent.request(methods.agent.session.prompt, { sessionId: config.sessionId, prompt: [{ type: "text", text: "/session" }] }));
     await attempt("compact", agent.request(methods.agent.session.prompt, { sessionId: config.sessionId, prompt: [{ type: "text", text: "/compact keep the file names" }] }));
+    // the whole branch again, with what LSP and pi appended meanwhile and the compaction
+    report.beforeReload = report.updates.length;
+    await attempt("reload", agent.request(methods.agent.session.load, { sessionId: config.sessionId, cwd, mcpServers: [] }));
     await attempt("close", agent.request(methods.agent.session.close, { sessionId: config.sessionId }));
   }
 });

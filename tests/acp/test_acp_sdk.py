@@ -149,7 +149,7 @@ async def test_acp_conversation_through_the_sdk_then_lsp_and_pi() -> None:
                 assert change["appendedIds"]
             finally:
                 await lsp.close()
-            check_resume(resumed)
+            check_resume(resumed, pi_continued=optional_checks_run())
             entries = session_entries(ws)
             names = [entry.get("name") for entry in entries if entry["type"] == "session_info"]
             assert names[-1] == "From ACP"
@@ -323,12 +323,20 @@ def check_replay(report: dict[str, Any]) -> None:
     assert "All done." in said and "Seen the picture and the notes." in said
 
 
-def check_resume(report: dict[str, Any]) -> None:
+def check_resume(report: dict[str, Any], *, pi_continued: bool) -> None:
     assert "user_message_chunk" not in report["afterResume"]  # resume: no replay
     assert report["results"]["name"] == {"stopReason": "end_turn"}
     titles = [u["title"] for u in updates(report, "session_info_update")]
-    assert titles == ["From ACP"]
+    assert titles == ["From ACP", "From ACP"]  # after /name, and with the reload's replay
     said = "".join(u["content"]["text"] for u in updates(report, "agent_message_chunk"))
     assert "Session info" in said and "Messages:" in said
     assert report["results"]["compact"] == {"stopReason": "end_turn"}
     assert "Context compacted:" in said
+    # the other way round: what LSP and pi wrote, replayed over ACP
+    replayed = updates(report, "agent_message_chunk", report["beforeReload"])
+    texts = [u["content"]["text"] for u in replayed]
+    assert "Continued over LSP." in texts and any(text.startswith("_(compaction summary)_") for text in texts)
+    if pi_continued:
+        assert "Continued by pi." in texts
+    users = [u["content"].get("text") for u in updates(report, "user_message_chunk", report["beforeReload"])]
+    assert "go on over LSP" in users
