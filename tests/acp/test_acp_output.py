@@ -8,6 +8,10 @@ connection is declared lost (which ends its runs) and reading stops too.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import sys
+from pathlib import Path
 
 from pi_lsp.acp.connection import Connection
 from pi_lsp.outbox import MAX_QUEUED_BYTES
@@ -47,3 +51,37 @@ async def test_a_reading_client_gets_every_message_in_order() -> None:
     await connection.outbox.flush(5)
     assert len(received) == 1000 and received[-1].endswith(b'{"n":999}}\n')
     await connection.aclose()
+
+
+async def test_the_real_process_drops_a_client_that_never_reads(tmp_path: Path) -> None:
+    """``pi-lsp acp`` whose client sends requests but never reads the answers: once the answers
+    waiting exceed the bound, the process lets the client go and exits by itself (stdin still open)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "ANTHROPIC_"))}
+    env["PI_CODING_AGENT_DIR"] = str(tmp_path / "agent")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pi_lsp", "acp", env=env, cwd=str(tmp_path),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    assert process.stdin is not None
+    name = "x" * 10_000  # each answer: "method not found: xxx…", ~10 KB
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": name}).encode() + b"\n"
+    try:
+        for _ in range(3 * MAX_QUEUED_BYTES // len(line)):
+            process.stdin.write(line)
+            try:
+                await asyncio.wait_for(process.stdin.drain(), 5)
+            except (ConnectionError, TimeoutError):
+                break  # it stopped reading us: it has let us go
+            if process.returncode is not None:
+                break
+        for _ in range(300):  # (not process.wait(): that also waits for the stdout we never read)
+            if process.returncode is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert process.returncode == 0  # it ended by itself
+    finally:
+        if process.returncode is None:
+            process.kill()
+        assert process.stdout is not None
+        await asyncio.wait_for(process.stdout.read(), 30)  # what it had left in the pipe, then EOF
+        await asyncio.wait_for(process.wait(), 30)
