@@ -109,7 +109,13 @@ def replies() -> list[Reply]:
 @pytest.mark.oracle
 async def test_acp_conversation_through_the_sdk_then_lsp_and_pi() -> None:
     _require_sdk()
-    files = {"a.txt": "alpha\n", "b.txt": "linked file text\n", "unsaved.txt": "on disk\n"}
+    files = {
+        "a.txt": "alpha\n",
+        "b.txt": "linked file text\n",
+        "unsaved.txt": "on disk\n",
+        ".pi/skills/release/SKILL.md": "---\nname: release\ndescription: Cut a release\n---\nSteps.\n",
+        ".pi/prompts/review.md": "---\ndescription: Review the diff\n---\nReview $ARGUMENTS\n",
+    }
     with workspace(files) as ws:
         async with FakeAnthropic(replies()) as fake:
             write_agent_dir(ws.agent_dir, fake.url, {**ws.settings, "model": MODEL})
@@ -193,7 +199,9 @@ def check_first_process(ws: Workspace, report: dict[str, Any], fake: FakeAnthrop
     assert [mode["id"] for mode in new["modes"]["availableModes"]] == ["auto", "acceptEdits", "ask"]
     assert {option["id"] for option in new["configOptions"]} == {"model", "thinking_level"}
     commands = updates(report, "available_commands_update")[0]["availableCommands"]
-    assert {"compact", "name", "session"} <= {command["name"] for command in commands}
+    described = {command["name"]: command["description"] for command in commands}
+    assert {"compact", "name", "session", "review", "skill:release"} <= set(described)
+    assert described["skill:release"] == "Cut a release" and described["review"] == "Review the diff"
 
     # prompt 1: thinking, text, an edit shown as a diff, a bash call allowed and one rejected
     assert results["prompt1"] == {"stopReason": "end_turn"}
