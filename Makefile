@@ -6,7 +6,7 @@ ORACLE_DIR := .pi-oracle
 PI_VERSION := 0.73.1
 STAMP := $(VENV)/.installed
 
-.PHONY: setup oracle demo test test-fast lint lint-python lint-typescript lint-lua typecheck bench bench-vscode clean vscode-test vscode-e2e protocol
+.PHONY: setup oracle acp-deps demo test test-fast lint lint-python lint-typescript lint-lua typecheck bench bench-vscode clean vscode-test vscode-e2e protocol
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,11 +22,18 @@ $(ORACLE_DIR)/node_modules/@mariozechner/pi-coding-agent/package.json:
 
 oracle: $(ORACLE_DIR)/node_modules/@mariozechner/pi-coding-agent/package.json
 
+# The official ACP TypeScript SDK and ajv, the client and schema checker of tests/acp (pinned by its lock).
+ACP_DEPS := tests/acp/node_modules/.package-lock.json
+$(ACP_DEPS): tests/acp/package-lock.json
+	cd tests/acp && npm ci --no-audit --no-fund --loglevel=error
+
+acp-deps: $(ACP_DEPS)
+
 demo: setup
 	$(BIN)/pi-lsp demo
 
 # -rfEs: failures, errors and every skipped test with its reason in the summary at the end.
-test: setup oracle vscode-test vscode-e2e
+test: setup oracle acp-deps vscode-test vscode-e2e
 	$(BIN)/pytest -q -rfEs -n 2
 
 # The VS Code extension (vscode-client/): typecheck, eslint, bundle, the server wheel it ships, unit tests and tests

@@ -1,6 +1,7 @@
 """The ``pi-lsp`` command: the language server by default, plus small session tools.
 
-``pi-lsp`` serves LSP over stdio (``--tcp``/``--ws HOST:PORT`` for sockets); ``sessions``, ``tree``
+``pi-lsp`` serves LSP over stdio (``--tcp``/``--ws HOST:PORT`` for sockets), ``acp`` the Agent Client
+Protocol; ``sessions``, ``tree``
 and ``context`` inspect session files without modifying them (``tree``/``context`` take a file,
 ``latest`` or the start of a session id of the project); ``demo`` drives a real server the way an
 editor does. Output is for people unless ``--json`` is given; errors go to stderr with exit 1.
@@ -94,6 +95,11 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--thinking", choices=THINKING_LEVEL.values)
     chat.add_argument("--approval", choices=APPROVAL_POLICY.values, help="default: acceptEdits")
 
+    acp = commands.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Emacs…)")
+    acp.add_argument("--log-file", help="write the log here instead of stderr")
+    acp.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
+                     help="default: warning")  # fmt: skip
+
     demo = commands.add_parser("demo", help="drive a real server over stdio as an editor would (offline)")
     demo.add_argument("--dir", help="folder for the demo's files, kept (default: a temporary folder)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary folder and print its path")
@@ -175,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(args)
         if command == "chat":
             return _chat(args)
+        if command == "acp":
+            return _acp(args)
         if command == "demo":
             from pi_lsp.server.demo import run_demo
 
@@ -286,6 +294,18 @@ def _serve(args: argparse.Namespace) -> int:
         idle_exit=args.idle_exit,
         reattach_grace=args.reattach_grace,
     )
+
+
+def _acp(args: argparse.Namespace) -> int:
+    from pi_lsp.acp.serve import serve_acp
+    from pi_lsp.server.logs import configure_logging
+
+    try:
+        configure_logging(args.log_level, args.log_file)
+    except OSError as error:
+        detail = f"{error.filename}: {error.strerror}" if error.filename else str(error)
+        raise CommandError(f"--log-file {detail}") from None
+    return serve_acp()
 
 
 def _print_json(value: Any) -> None:

@@ -55,6 +55,12 @@ CASES = [
     _case("bench_list.py", "| measurement ", "pi `SessionManager.list`:", pi=True),
     _case("bench_llm_stream.py", "| reply | side | CPU ms p50 ", "| pi-lsp |", "| pi |", pi=True),
     _case("bench_memory.py", "| measure | pi-lsp | pi | pi-lsp / pi |", "entries: ours 600, pi 600", pi=True),
+    _case(
+        "bench_acp.py",
+        "| measure | LSP `pi/prompt` | ACP `session/prompt` | ACP − LSP |",
+        "| 210 KB write",
+        pi=False,
+    ),
     _case("bench_blocking.py", "offline pi/compact of 300 messages", "read_lines of one 1 MB line", pi=False),
 ]
 

@@ -8,11 +8,16 @@ Several connections may open the same file: each holds its own copy, and any uns
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
+from collections.abc import Awaitable, Callable
 
 from pi_lsp.jscompat import read_text
 from pi_lsp.paths import file_uri_path
+
+RemoteText = Callable[[str], Awaitable[str | None]]
+"""The text an ACP client holds for a real path (``fs/read_text_file``), None when it has none."""
 
 
 def _key(path: str) -> str:
@@ -27,6 +32,9 @@ class EditorDocuments:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._texts: dict[tuple[str, str], str] = {}
+        #: Set by the ACP door when its client declares ``fs.readTextFile``: that client's buffers,
+        #: asked by :meth:`editor_text` (ACP has no didOpen: the agent asks the editor instead).
+        self.remote: RemoteText | None = None
 
     def open(self, uri: str, text: str, owner: str = "") -> None:
         self._store(uri, text, owner)
@@ -74,6 +82,23 @@ class EditorDocuments:
             if text != on_disk:
                 return text
         return None
+
+    async def editor_text(self, path: str) -> str | None:
+        """:meth:`unsaved_text`, and where an ACP client lends its buffers (:attr:`remote`), that
+        client's text of ``path`` when it differs from the disk: what the tools read and protect."""
+        text = self.unsaved_text(path)
+        remote = self.remote
+        if text is not None or remote is None:
+            return text
+        key = _key(path)
+        held = await remote(key)
+        if held is None:
+            return None
+        try:
+            on_disk: str | None = await asyncio.to_thread(read_text, key)
+        except OSError:
+            on_disk = None
+        return held if held != on_disk else None
 
     def open_paths(self) -> list[str]:
         with self._lock:

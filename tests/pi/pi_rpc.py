@@ -52,11 +52,14 @@ class PiRpc:
         *,
         tools: list[str] | None = None,
         api_key: str = "sk-test-pi-oracle",
+        session: Path | None = None,
     ) -> PiRpc:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "ANTHROPIC_"))}
         env.update(PI_CODING_AGENT_DIR=str(agent_dir), ANTHROPIC_API_KEY=api_key)
         command = ["node", str(pi_package_dir() / "dist" / "cli.js"), "--mode", "rpc"]
         command += ["--session-dir", str(session_dir), "--model", model]
+        if session is not None:  # continue this session file
+            command += ["--session", str(session)]
         if tools is not None:
             command += ["--tools", ",".join(tools)] if tools else ["--no-tools"]
         process = await asyncio.create_subprocess_exec(

@@ -12,7 +12,7 @@ import pytest
 from pi_lsp.prompt.workspace import workspace_prompt
 from tests.oracle import PiOracle, pi_app_system_prompt
 from tests.prompt.helpers import Tree, build_rich_tree
-from tests.server.conftest import SERVER, server_env
+from tests.server.support import SERVER, server_env
 
 
 def cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -105,7 +105,7 @@ class EditTool(Tool):
         target = file_target(path, ctx.cwd)
         approved, narrowed = approved_change(ctx, tool_call_id, target, path)
         async with file_mutation(target.real):
-            refuse_unsaved(ctx, target.real, path)
+            await refuse_unsaved(ctx, target.real, path)
             work = asyncio.to_thread(_edit_file, target, path, edits, approved, narrowed)
             diff, first_changed = await until_aborted(work, ctx.abort)
         details: dict[str, Any] = {"diff": diff}

@@ -12,8 +12,8 @@ def unsaved_changes_message(path: str) -> str:
     )
 
 
-def refuse_unsaved(ctx: ToolContext, real: str, path: str) -> None:
+async def refuse_unsaved(ctx: ToolContext, real: str, path: str) -> None:
     """Fail (nothing written) when an editor holds ``real`` (the file the call really changes,
-    ``targets.py``) with changes not yet on disk."""
-    if ctx.documents is not None and ctx.documents.unsaved_text(real) is not None:
+    ``targets.py``) with changes not yet on disk (an ACP client is asked: ``editor_text``)."""
+    if ctx.documents is not None and await ctx.documents.editor_text(real) is not None:
         raise ToolError(unsaved_changes_message(path))

@@ -45,7 +45,7 @@ class ReadTool(Tool):
     async def execute(self, tool_call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path: str = args["path"]
         absolute = resolve_read_path(path, ctx.cwd)
-        editor_text = ctx.documents.unsaved_text(absolute) if ctx.documents is not None else None
+        editor_text = await ctx.documents.editor_text(absolute) if ctx.documents is not None else None
         work = asyncio.to_thread(_read, path, absolute, args.get("offset"), args.get("limit"), editor_text)
         return await until_aborted(work, ctx.abort)
 

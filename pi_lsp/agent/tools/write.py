@@ -52,7 +52,7 @@ class WriteTool(Tool):
         approved, narrowed = approved_change(ctx, tool_call_id, target, path)
         written = narrowed.content if narrowed is not None else content
         async with file_mutation(target.real):
-            refuse_unsaved(ctx, target.real, path)
+            await refuse_unsaved(ctx, target.real, path)
             work = asyncio.to_thread(write_file, target, encode_text(written), approved=approved)
             await until_aborted(work, ctx.abort)
         if narrowed is not None:

@@ -1,4 +1,4 @@
-"""Each network connection's outgoing messages, bounded: a client that stops reading is dropped.
+"""Each connection's outgoing messages, bounded: a client that stops reading is dropped.
 
 Without a bound, a client that keeps asking for big results but never reads them makes the server
 buffer every answer until it runs out of memory, for all editors. Here one sender task writes one
@@ -30,8 +30,12 @@ class BoundedOutbox:
         *,
         limit: int = MAX_QUEUED_BYTES,
         name: str = "client",
+        write_now: Callable[[bytes], bool] | None = None,
     ) -> None:
+        """``write_now``: hands a message straight to the transport when nothing waits before it
+        (True: taken); a stream of small messages then skips the hop through the sender task."""
         self._send = send
+        self._write_now = write_now
         self._disconnect = disconnect
         self._limit = limit
         self._name = name
@@ -51,6 +55,8 @@ class BoundedOutbox:
     def write(self, body: bytes) -> None:
         """Queue one message body; over the bound, the connection is ended instead."""
         if self._closed:
+            return
+        if self._write_now is not None and not self._queue and not self._sending and self._write_now(body):
             return
         if self._queue and self._queued_bytes + len(body) > self._limit:
             self._overflow(len(body))
