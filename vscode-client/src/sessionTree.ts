@@ -14,6 +14,8 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
   readonly onDidChangeTreeData = this.changed.event;
   private view: vscode.TreeView<TreeRow> | undefined;
   private stale = false;
+  /** Show the entries pi's tree hides by default (the view's filter toggle). */
+  private showAll = false;
   private readonly refetch: Coalesced;
 
   constructor(
@@ -52,8 +54,15 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
   async refresh(): Promise<void> {
     this.stale = false;
     const tree = await this.fetchTree();
-    this.model = tree === undefined ? undefined : new SessionTreeModel(tree, this.request);
+    this.model = tree === undefined ? undefined : new SessionTreeModel(tree, this.request, this.showAll);
     this.changed.fire(undefined);
+  }
+
+  /** The filter toggle: all entries, or (the default) those pi's tree shows. */
+  async setShowAll(showAll: boolean): Promise<void> {
+    this.showAll = showAll;
+    await vscode.commands.executeCommand("setContext", "pi.tree.showAll", showAll);
+    await this.refresh();
   }
 
   getChildren(row?: TreeRow): TreeRow[] | Promise<TreeRow[]> {

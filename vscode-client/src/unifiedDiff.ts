@@ -65,6 +65,8 @@ export interface HunkPlacement {
   index: number;
   startLine: number;
   lineCount: number;
+  /** 0-based line of the hunk's first change (after its leading context lines). */
+  changeLine: number;
   accepted: boolean;
 }
 
@@ -97,7 +99,9 @@ export function composeHunks(before: string, hunks: readonly ParsedHunk[], accep
       }
       if (line.kind === " " || (take ? line.kind === "+" : line.kind === "-")) out.push(line.text);
     }
-    placements.push({ index, startLine, lineCount: out.length - startLine, accepted: take });
+    const context = hunk.lines.findIndex((line) => line.kind !== " ");
+    const changeLine = Math.min(startLine + Math.max(context, 0), Math.max(out.length - 1, startLine));
+    placements.push({ index, startLine, lineCount: out.length - startLine, changeLine, accepted: take });
   });
   out.push(...old.slice(cursor));
   return { text: out.join(""), placements };

@@ -15,7 +15,13 @@ import { needsServer, serverCommand } from "./realServer";
 const python = serverCommand ? path.join(path.dirname(serverCommand), "python") : "";
 
 /** The server's hunks for before → after, and what it writes for each subset of them. */
-function serverHunks(before: string | null, after: string): { hunks: { index: number; header: string; diff: string }[]; applied: Record<string, string>; unified: string } {
+interface ServerDiff {
+  hunks: { index: number; header: string; diff: string }[];
+  applied: Record<string, string>;
+  unified: string;
+}
+
+function serverHunks(before: string | null, after: string): ServerDiff {
   const script = `
 import itertools, json, sys
 from pi_lsp.agent.tools.diff import apply_hunks, diff_hunks, unified_diff
@@ -27,7 +33,7 @@ for size in range(len(hunks) + 1):
         applied[",".join(map(str, chosen))] = apply_hunks(before, after, set(chosen))
 print(json.dumps({"hunks": [h.to_wire() for h in hunks], "applied": applied, "unified": unified_diff("f.txt", before, after)}))
 `;
-  return JSON.parse(execFileSync(python, ["-c", script], { input: JSON.stringify([before, after]) }).toString());
+  return JSON.parse(execFileSync(python, ["-c", script], { input: JSON.stringify([before, after]) }).toString()) as ServerDiff;
 }
 
 const lines = (count: number, prefix = "line"): string => Array.from({ length: count }, (_v, i) => `${prefix} ${i + 1}\n`).join("");
