@@ -18,6 +18,8 @@ interface Reviewed {
   review: HunkReview;
   /** The proposed file's text as last written to this scheme (by a toggle or the user's save). */
   proposed: string;
+  /** When `proposed` last changed (a stat that moved on by itself would make VS Code refuse saves). */
+  mtime: number;
   beforeUri: vscode.Uri;
   proposedUri: vscode.Uri;
 }
@@ -40,6 +42,14 @@ export class HunkReviews implements vscode.FileSystemProvider, vscode.CodeLensPr
       vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, this, { isCaseSensitive: true }),
       vscode.languages.registerCodeLensProvider({ scheme: PROPOSED_SCHEME }, this),
       vscode.commands.registerCommand(TOGGLE_COMMAND, (toolCallId: string, index: number) => this.toggle(toolCallId, index)),
+      // The diff editor shows no CodeLens unless diffEditor.codeLens is on: the same from its title bar.
+      vscode.commands.registerCommand("pi.review.toggleAtCursor", () => this.fromEditor((id, review, line) => {
+        const at = review.placements.find((p) => line >= p.startLine && line < p.startLine + Math.max(p.lineCount, 1)) ??
+          review.placements.reduce((best, p) => (Math.abs(p.changeLine - line) < Math.abs(best.changeLine - line) ? p : best));
+        return this.toggle(id, at.index);
+      })),
+      vscode.commands.registerCommand("pi.review.acceptAll", () => this.fromEditor((id, review) => this.setAll(id, review, true))),
+      vscode.commands.registerCommand("pi.review.rejectAll", () => this.fromEditor((id, review) => this.setAll(id, review, false))),
       vscode.workspace.onDidChangeTextDocument((event) => {
         if (event.document.uri.scheme === PROPOSED_SCHEME) this.changed();
       }),
@@ -62,6 +72,7 @@ export class HunkReviews implements vscode.FileSystemProvider, vscode.CodeLensPr
     this.reviews.set(request.toolCallId, {
       review,
       proposed: review.text,
+      mtime: Date.now(),
       beforeUri: vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `${base}/now/${name}` }),
       proposedUri: vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `${base}/proposed/${name}` }),
     });
@@ -95,9 +106,22 @@ export class HunkReviews implements vscode.FileSystemProvider, vscode.CodeLensPr
     this.changed();
   }
 
+  /** A title-bar command on the proposed file in the active editor: its review and the cursor's line. */
+  private async fromEditor(work: (toolCallId: string, review: HunkReview, line: number) => Promise<void>): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const key = editor?.document.uri.toString();
+    const found = [...this.reviews.entries()].find(([, r]) => r.proposedUri.toString() === key);
+    if (!editor || !found) return;
+    await work(found[0], found[1].review, editor.selection.active.line);
+  }
+
+  private async setAll(toolCallId: string, review: HunkReview, accept: boolean): Promise<void> {
+    for (let index = 0; index < review.count; index += 1) review.set(index, accept);
+    await this.toggle(toolCallId, 0, accept);
+  }
+
   /** Put `text` in the proposed document: in the open editor (then saved, so it is not dirty) or in the file system. */
   private async showText(reviewed: Reviewed, text: string): Promise<void> {
-    reviewed.proposed = text;
     const open = this.openDocument(reviewed);
     if (open) {
       const edit = new vscode.WorkspaceEdit();
@@ -105,6 +129,8 @@ export class HunkReviews implements vscode.FileSystemProvider, vscode.CodeLensPr
       await vscode.workspace.applyEdit(edit);
       await open.save();
     } else {
+      reviewed.proposed = text;
+      reviewed.mtime = Date.now();
       this.fileChanged.fire([{ type: vscode.FileChangeType.Changed, uri: reviewed.proposedUri }]);
     }
   }
@@ -190,7 +216,7 @@ export class HunkReviews implements vscode.FileSystemProvider, vscode.CodeLensPr
     return {
       type: vscode.FileType.File,
       ctime: 0,
-      mtime: Date.now(),
+      mtime: reviewed.mtime,
       size: Buffer.byteLength(text),
       ...(side === "now" ? { permissions: vscode.FilePermission.Readonly } : {}),
     };
@@ -205,6 +231,8 @@ export class HunkReviews implements vscode.FileSystemProvider, vscode.CodeLensPr
     const { reviewed, side } = this.find(uri);
     if (side === "now") throw vscode.FileSystemError.NoPermissions(uri);
     reviewed.proposed = Buffer.from(content).toString("utf8");
+    reviewed.mtime = Math.max(Date.now(), reviewed.mtime + 1);
+    this.fileChanged.fire([{ type: vscode.FileChangeType.Changed, uri }]);
     this.changed();
   }
 

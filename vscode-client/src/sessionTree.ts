@@ -6,6 +6,7 @@
  */
 import * as vscode from "vscode";
 import { Coalesced } from "./coalesced";
+import { hiddenTreeEntry } from "./treeFilter";
 import { describeEntry, FoldedTree, Requester, SessionTreeModel, TreeRow } from "./treeModel";
 
 export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vscode.Disposable {
@@ -88,8 +89,9 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
         ? Collapsible.Expanded
         : Collapsible.Collapsed;
     if (entry === undefined && segment !== undefined) {
-      // A chain of entries, shown by its first entry and its length.
-      const item = new vscode.TreeItem(describeEntry(segment.first), state);
+      // A chain of entries, shown by its first entry (its last when the first is one the filter hides) and its length.
+      const named = !this.showAll && hiddenTreeEntry(segment.first) && !hiddenTreeEntry(segment.last) ? segment.last : segment.first;
+      const item = new vscode.TreeItem(describeEntry(named), state);
       item.id = `segment:${segment.id}`;
       const marks = [`${segment.length} entries`, ...segment.labels.map((l) => `[${l.label}]`)];
       if (model?.holdsLeaf(segment.id)) marks.push("← leaf");

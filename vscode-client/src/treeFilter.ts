@@ -12,3 +12,8 @@ const SETTINGS_TYPES = new Set(["model_change", "thinking_level_change", "label"
 export function hiddenByDefault(entry: Json): boolean {
   return SETTINGS_TYPES.has(String(entry.type)) || isCheckpointEntry(entry);
 }
+
+/** The same for a `pi/getTree` node, which does not say a custom entry's type: every custom entry counts. */
+export function hiddenTreeEntry(entry: { type: string }): boolean {
+  return SETTINGS_TYPES.has(entry.type) || entry.type === "custom";
+}
