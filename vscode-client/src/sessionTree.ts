@@ -89,9 +89,10 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
         ? Collapsible.Expanded
         : Collapsible.Collapsed;
     if (entry === undefined && segment !== undefined) {
-      // A chain of entries, shown by its first entry (its last when the first is one the filter hides) and its length.
-      const named = !this.showAll && hiddenTreeEntry(segment.first) && !hiddenTreeEntry(segment.last) ? segment.last : segment.first;
-      const item = new vscode.TreeItem(describeEntry(named), state);
+      // A chain of entries, shown by its first entry and its length; a first chain opening with an
+      // entry the filter hides (pi-lsp starts sessions with a model_change) is the session's start.
+      const hiddenStart = !this.showAll && segment.parentId === null && hiddenTreeEntry(segment.first);
+      const item = new vscode.TreeItem(hiddenStart ? "session start" : describeEntry(segment.first), state);
       item.id = `segment:${segment.id}`;
       const marks = [`${segment.length} entries`, ...segment.labels.map((l) => `[${l.label}]`)];
       if (model?.holdsLeaf(segment.id)) marks.push("← leaf");

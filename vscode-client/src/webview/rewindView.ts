@@ -9,9 +9,13 @@ import { ACTION_LABELS } from "../messageActions";
 import type { RestoreNotice } from "../rewind";
 
 const REWIND_CLASS = "rewind-code";
+/** Whether each drawn article has the button, so the draw of every streamed delta touches no DOM here. */
+const offered = new WeakMap<HTMLElement, boolean>();
 
 /** Adds or removes the message's Rewind code to here button (in its actions bar, made when missing). */
 export function syncRewindButton(doc: Document, article: HTMLElement, enabled: boolean, onRewind: () => void): void {
+  if (offered.get(article) === enabled) return;
+  offered.set(article, enabled);
   const existing = article.querySelector<HTMLButtonElement>(`:scope > .actions > button.${REWIND_CLASS}`);
   if (!enabled) {
     existing?.remove();
