@@ -1,8 +1,8 @@
 /**
  * Rewind and review (contract v3) in a real VS Code (code-server) in headless Chromium, against the
  * real pi-lsp and the scripted model (e2e/fake_model.py): an edit reviewed hunk by hunk (only the
- * accepted hunk is written), the Changes view's diff and revert, and a rewind across two branches
- * with its undo, each checked on disk. Screenshots in e2e/screenshots-rewind/.
+ * accepted hunk is written), the Changes view's diff and revert, a rewind across two branches
+ * with its undo, and a proposed file edited by hand before Allow, each checked on disk. Screenshots in e2e/screenshots-rewind/.
  */
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -140,7 +140,20 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
       const reply = wb.treeRows.filter({ hasText: "assistant: alpha.txt is written." }).first();
       await seeVisible(reply, 15_000);
       await reply.click({ button: "right" });
-      await wb.page.locator(".context-view").getByRole("menuitem", { name: "Rewind Code to Here" }).click();
+      // A menu ignores a click that comes right after it opened: pick the item until the preview shows.
+      const item = wb.page.locator(".context-view").getByRole("menuitem", { name: "Rewind Code to Here" });
+      await eventually(
+        "the rewind preview after choosing Rewind Code to Here",
+        async () => {
+          if (await item.isVisible()) {
+            await item.hover();
+            await wb.page.keyboard.press("Enter");
+          }
+          return wb.dialog.isVisible();
+        },
+        (shown) => shown,
+        15_000,
+      );
       await seeText(wb.dialog, "Rewind code to here: create 1 file, delete 1 file?", 15_000);
       await seeText(wb.dialog, "create: alpha.txt");
       await seeText(wb.dialog, "delete: beta.txt");
@@ -165,6 +178,31 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
       await eventually("beta.txt gone", () => fs.existsSync(file("beta.txt")), (exists) => !exists, 15_000);
       await seeText(wb.chat.getByRole("status", { name: "restore result" }), "restored 1 file: beta.txt (deleted)", 15_000);
       await wb.screenshot("chat-rewind");
+    });
+    await step("edit the proposed text by hand before Allow: that text is written", async (wb) => {
+      // The earlier diffs closed, so the review is the only diff editor.
+      await wb.page.keyboard.press("F1");
+      await wb.quickInput.locator("input.input").fill(">View: Close All Editors");
+      await wb.quickInput.locator(".monaco-list-row").first().filter({ hasText: /^View: Close All Editors/ }).waitFor({ timeout: 15_000 });
+      await wb.quickInput.locator("input.input").press("Enter");
+      await seeCount(wb.page.locator(".monaco-diff-editor"), 0, 15_000);
+      await wb.send("Make two changes to long.txt");
+      const card = wb.approvalCard;
+      await seeText(card, "2 of 2 changes accepted", 30_000);
+      await card.getByRole("button", { name: "Open diff", exact: true }).click();
+      await seeText(modified(wb), "line eighteen", 15_000);
+      await modified(wb).click();
+      await wb.page.keyboard.press("Control+Home");
+      await wb.page.keyboard.type("by hand: ");
+      await seeText(card, "The proposed text was edited", 15_000);
+      await wb.screenshot("review-edited-by-hand");
+      await card.getByRole("button", { name: "Allow", exact: true }).click();
+      await seeCount(card, 0);
+      await wb.runEnded();
+      const expected = LONG.replace("line 1\n", "by hand: line 1\n").replace("line 2\n", "line two\n").replace("line 18\n", "line eighteen\n");
+      assert.equal(fs.readFileSync(file("long.txt"), "utf8"), expected);
+      await seeCount(wb.page.locator(".monaco-diff-editor"), 0, 15_000);
+      await wb.screenshot("review-edited-written");
     });
   } finally {
     if (failed || t.signal.aborted) process.stderr.write(`\n${run.describe()}\n`);
