@@ -6,7 +6,7 @@
  */
 import * as vscode from "vscode";
 import { Coalesced } from "./coalesced";
-import { hiddenTreeEntry } from "./treeFilter";
+import { segmentName } from "./treeFilter";
 import { describeEntry, FoldedTree, Requester, SessionTreeModel, TreeRow } from "./treeModel";
 
 export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vscode.Disposable {
@@ -89,10 +89,9 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
         ? Collapsible.Expanded
         : Collapsible.Collapsed;
     if (entry === undefined && segment !== undefined) {
-      // A chain of entries, shown by its first entry and its length; a first chain opening with an
-      // entry the filter hides (pi-lsp starts sessions with a model_change) is the session's start.
-      const hiddenStart = !this.showAll && segment.parentId === null && hiddenTreeEntry(segment.first);
-      const item = new vscode.TreeItem(hiddenStart ? "session start" : describeEntry(segment.first), state);
+      // A chain of entries, shown by its first entry (src/treeFilter.ts: or what stands for it) and its length.
+      const named = segmentName(segment, this.showAll);
+      const item = new vscode.TreeItem(named === "session start" ? named : describeEntry(named), state);
       item.id = `segment:${segment.id}`;
       const marks = [`${segment.length} entries`, ...segment.labels.map((l) => `[${l.label}]`)];
       if (model?.holdsLeaf(segment.id)) marks.push("← leaf");

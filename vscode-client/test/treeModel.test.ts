@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
+import { segmentName } from "../src/treeFilter";
 import { describeEntry, FoldedTree, PAGE_SIZE, SessionTreeModel, TreeRow, treeEntryOf } from "../src/treeModel";
 import { assistantEntry, needsServer, say, startServer } from "./realServer";
 
@@ -155,4 +156,15 @@ test("settings changes, labels and checkpoints are hidden as pi's tree hides the
   } finally {
     server.close();
   }
+});
+
+test("a folded chain opening with a hidden entry is named by the session's start or the branch's tip", () => {
+  const entry = (id: string, type: string, preview?: string, role?: string) => ({ id, parentId: null, type, timestamp: "t", ...(preview ? { preview } : {}), ...(role ? { role } : {}) });
+  const checkpoint = entry("c", "custom", "pi-lsp/checkpoint");
+  const reply = entry("r", "message", "A second answer", "assistant");
+  assert.equal(segmentName({ parentId: null, first: entry("m", "model_change", "claude"), last: reply }, false), "session start");
+  assert.equal(segmentName({ parentId: "p", first: checkpoint, last: reply }, false), reply);
+  assert.equal(segmentName({ parentId: "p", first: checkpoint, last: reply }, true), checkpoint);
+  const other = entry("x", "custom", "my-extension/state");
+  assert.equal(segmentName({ parentId: "p", first: other, last: reply }, false), other, "other custom entries are not hidden");
 });
