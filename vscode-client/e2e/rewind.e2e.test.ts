@@ -136,9 +136,18 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
     await step("rewind the code to a point on the other branch (Session Tree), then undo it", async (wb) => {
       const branchA = wb.treeRows.filter({ hasText: /user: Write alpha\.txt/ }).first();
       await seeVisible(branchA, 15_000);
-      if ((await branchA.getAttribute("aria-expanded")) === "false") await branchA.click();
       const reply = wb.treeRows.filter({ hasText: "assistant: alpha.txt is written." }).first();
-      await seeVisible(reply, 15_000);
+      // Expanded until its reply shows (a refresh of the tree right after the run may fold it again).
+      await eventually(
+        "the other branch expanded",
+        async () => {
+          if (await reply.isVisible()) return true;
+          if ((await branchA.getAttribute("aria-expanded")) === "false") await branchA.click();
+          return false;
+        },
+        (shown) => shown,
+        15_000,
+      );
       await reply.click({ button: "right" });
       // A menu ignores a click that comes right after it opened: pick the item until the preview shows.
       const item = wb.page.locator(".context-view").getByRole("menuitem", { name: "Rewind Code to Here" });
