@@ -4,7 +4,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["out/", "out-test/", "out-e2e/", "bench/out/", "e2e/.tools/", "e2e/run/", "e2e/screenshots/", "node_modules/", "**/*.mjs"] },
+  { ignores: ["out/", "out-test/", "out-e2e/", "bench/out/", "e2e/.tools/", "e2e/run/", "e2e/screenshots/", "e2e/run-rewind/", "e2e/screenshots-rewind/", "node_modules/", "**/*.mjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -35,6 +35,12 @@ EDIT_DONE_REPLY = "I replaced the second line of notes.txt."
 STALLED_REPLY = "I will think about this for a very long time"
 STORY_WORDS = [f"word{n}" for n in range(1, 81)]
 CHAPTERS = [f"chapter{n}" for n in range(1, 201)]
+# rewind.e2e.test.ts: two changes far apart in long.txt (reviewed hunk by hunk), files on two branches.
+TWO_CHANGES = [
+    {"oldText": "line 2\n", "newText": "line two\n"},
+    {"oldText": "line 18\n", "newText": "line eighteen\n"},
+]
+WRITTEN_REPLY = "{path} is written."
 SUMMARY = "## Goal\nTry the pi extension end to end.\n\n## Progress\nGreeted, edited notes.txt, told a story."
 
 
@@ -52,6 +58,34 @@ def _last_user_text(body: dict[str, Any]) -> tuple[str, bool]:
     return "\n".join(texts), tool_result
 
 
+def _last_tool_path(body: dict[str, Any]) -> str:
+    """The ``path`` argument of the tool call the request's last assistant message made ("" if none)."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+            continue
+        for part in message["content"]:
+            if isinstance(part, dict) and part.get("type") == "tool_use":
+                return str((part.get("input") or {}).get("path", ""))
+        return ""
+    return ""
+
+
+def _rewind_answer(text: str, tool_result: bool, body: dict[str, Any]) -> Reply | None:
+    """The replies of the rewind and review test (None: not one of its prompts)."""
+    if tool_result and _last_tool_path(body) in ("alpha.txt", "beta.txt"):
+        reply = WRITTEN_REPLY.format(path=_last_tool_path(body))
+        return Reply(events=assistant_stream(Text(reply), message_id="msg_written"))
+    for name in ("alpha.txt", "beta.txt"):
+        if f"Write {name}" in text:
+            stem = name.removesuffix(".txt")
+            write = ToolUse(f"toolu_write_{stem}", "write", {"path": name, "content": f"{stem}\n"})
+            return Reply(events=assistant_stream(Text(f"Writing {name}."), write, message_id=f"msg_{stem}"))
+    if "Make two changes" in text:
+        edit = ToolUse("toolu_two_changes", "edit", {"path": "long.txt", "edits": TWO_CHANGES})
+        return Reply(events=assistant_stream(Text("Changing long.txt."), edit, message_id="msg_two"))
+    return None
+
+
 def answer(request: Recorded) -> Reply:
     """The scripted reply for one Messages API request."""
     body = request.body if isinstance(request.body, dict) else {}
@@ -60,6 +94,9 @@ def answer(request: Recorded) -> Reply:
         if body.get("stream"):
             return Reply(events=assistant_stream(Text(SUMMARY), message_id="msg_summary"))
         return Reply(kind="json", body=message_json(SUMMARY))
+    rewind = _rewind_answer(text, tool_result, body)
+    if rewind is not None:
+        return rewind
     if tool_result:
         return Reply(events=assistant_stream(Text(EDIT_DONE_REPLY), message_id="msg_edit_done"))
     if "Edit notes.txt" in text:

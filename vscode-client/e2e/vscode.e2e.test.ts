@@ -152,6 +152,9 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       await box.fill("Say hello again");
       await wb.screenshot("edit-and-resend");
       await box.press("Enter");
+      // notes.txt was edited since that message: asked whether to rewind the code too (no: later steps edit it further).
+      await seeText(wb.dialog, "Rewind the code too?", 15_000);
+      await wb.dialog.getByRole("button", { name: "Keep the code", exact: true }).click();
       await seeText(wb.last("assistant message"), "A second answer, on a new branch.", 30_000);
       await wb.runEnded();
       // Two branches under the same parent: the old one (folded, with its entries) and the new one.

@@ -11,7 +11,11 @@ import { SCREENSHOTS_DIR } from "./harness";
 export class Workbench {
   private shots = 0;
 
-  constructor(public page: Page) {}
+  /** `shotsDir`: where screenshot() saves (each test file its own, as they may run at once). */
+  constructor(
+    public page: Page,
+    private readonly shotsDir = SCREENSHOTS_DIR,
+  ) {}
 
   /** The pi activity-bar container's button. */
   get piContainer(): Locator {
@@ -128,9 +132,9 @@ export class Workbench {
 
   /** Save a numbered screenshot of the whole window; returns its path. */
   async screenshot(name: string): Promise<string> {
-    fs.mkdirSync(SCREENSHOTS_DIR, { recursive: true });
+    fs.mkdirSync(this.shotsDir, { recursive: true });
     this.shots += 1;
-    const file = path.join(SCREENSHOTS_DIR, `${String(this.shots).padStart(2, "0")}-${name}.png`);
+    const file = path.join(this.shotsDir, `${String(this.shots).padStart(2, "0")}-${name}.png`);
     await this.page.screenshot({ path: file });
     return file;
   }

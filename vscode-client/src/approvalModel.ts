@@ -15,6 +15,9 @@ export interface ApprovalRequest {
     outsideWorkspace?: boolean;
     /** The session's folder (`cwd`) lies outside every workspace folder: every change asks. */
     cwdOutsideWorkspace?: boolean;
+    /** edit/write (contract v3): the unified diff split into hunks, and the whole proposed file. */
+    hunks?: { index: number; header: string; diff: string }[];
+    newContent?: string;
   };
 }
 
@@ -24,6 +27,9 @@ export const APPROVAL_CHOICES: ApprovalChoice[] = ["Allow", "Allow always", "Den
 export interface ApprovalAnswer {
   decision: "allow" | "allowAlways" | "deny";
   reason?: string;
+  /** Only these hunks are written (by index), or (`content`) the text the user edited is. */
+  hunks?: number[];
+  content?: string;
 }
 
 /** Longest preview put in the question itself; a longer diff is shown in full in a document. */
@@ -59,6 +65,8 @@ export interface ApprovalCard {
   detail: string;
   /** An edit/write: its diff can be opened in the diff editor. */
   diffable: boolean;
+  /** Per-hunk review of an edit/write (src/hunkReviewModel.ts): each hunk's header and whether it is accepted. */
+  review?: { hunks: { index: number; header: string; accepted: boolean }[]; summary: string; edited: boolean };
 }
 
 export function approvalCard(request: ApprovalRequest): ApprovalCard {

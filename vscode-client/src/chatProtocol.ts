@@ -2,6 +2,7 @@
 import type { ApprovalCard } from "./approvalModel";
 import type { ChatMessage, CompactionStatus, RetryStatus } from "./chatModel";
 import type { MessageAction } from "./messageActions";
+import type { RestoreNotice } from "./rewind";
 
 export interface QueueView {
   steering: string[];
@@ -23,6 +24,10 @@ export interface ChatViewState {
   compaction?: CompactionStatus;
   /** The automatic retry after a failed reply: the status row, with Stop. */
   retry?: RetryStatus;
+  /** Entry ids of the messages that have a workspace state (they offer Rewind code to here). */
+  rewindable?: string[];
+  /** What the last restore did, with Undo restore. */
+  restore?: RestoreNotice;
 }
 
 export interface ModelChoice {
@@ -61,7 +66,10 @@ export type WebviewToHost =
   | { type: "openDiff"; toolCallId: string }
   | { type: "complete"; kind: "mention" | "command"; query: string }
   | { type: "setModel"; modelId?: string; thinkingLevel?: string }
-  | { type: "action"; action: MessageAction; entryId: string; text: string };
+  | { type: "action"; action: MessageAction; entryId: string; text: string }
+  | { type: "undoRestore"; undoId: string }
+  /** A hunk of an approval under review accepted or rejected from the card's checkbox. */
+  | { type: "hunk"; toolCallId: string; index: number; accepted: boolean };
 
 /** pi's thinking levels, from the protocol source (generated `protocol.ts`). */
 export { THINKING_LEVELS } from "./protocol";

@@ -11,6 +11,7 @@
 import { ChatTranscript, type ChatMessage, type CompactionStatus, type LiveRun, type RetryStatus } from "./chatModel";
 import type { Requester } from "./messageActions";
 import { Methods, type CompactionEnded, type CompactionEndEvent, type CompactionStarted, type CompactionStartEvent, type PiEvent } from "./protocol";
+import { CheckpointMarks } from "./rewindModel";
 
 type Json = Record<string, unknown>;
 
@@ -48,6 +49,8 @@ export class ChatSync {
   compaction: CompactionStatus | undefined;
   /** The automatic retry under way after a failed reply: the status row. */
   retry: RetryStatus | undefined;
+  /** The messages that have a workspace state (Rewind code to here). */
+  checkpoints = new CheckpointMarks();
   private firstEntryId: string | undefined;
   private seq = 0;
   private generation = 0;
@@ -69,6 +72,7 @@ export class ChatSync {
     this.hasMore = false;
     this.compaction = undefined;
     this.retry = undefined;
+    this.checkpoints = new CheckpointMarks();
     this.firstEntryId = undefined;
     this.seq = 0;
   }
@@ -85,6 +89,7 @@ export class ChatSync {
       const transcript = ChatTranscript.fromBranch(page.entries);
       if (state.running) transcript.resume(state);
       this.transcript = transcript;
+      this.checkpoints = CheckpointMarks.fromBranch(page.entries);
       this.queue = { steering: strings(state.queue?.steering), followUp: strings(state.queue?.followUp) };
       this.running = state.running;
       this.hasMore = page.hasMore === true;
@@ -109,6 +114,7 @@ export class ChatSync {
     const page = await this.request<BranchPage>(Methods.getBranch, { beforeId, limit: this.pageSize });
     if (generation !== this.generation || beforeId !== this.firstEntryId) return false;
     this.transcript.prepend(page.entries);
+    this.checkpoints.prepend(page.entries);
     this.hasMore = page.hasMore === true;
     if (typeof page.entries[0]?.id === "string") this.firstEntryId = page.entries[0].id;
     return page.entries.length > 0;
@@ -166,6 +172,7 @@ export class ChatSync {
     // The request is retried after an overflow's compaction, and a new run starts afresh.
     if (this.compaction?.state === "retrying" && (event.type === "message_start" || event.type === "agent_end")) this.compaction = undefined;
     if (event.type === "message_start" && event.message.role === "user") this.retry = undefined;
+    this.checkpoints.onEvent(event);
     switch (event.type) {
       case "compaction_start":
         this.noteCompaction(event);

@@ -13,7 +13,9 @@ import { promptBefore, type ChatMessage } from "./chatModel";
 import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "./chatProtocol";
 import { ChatSync } from "./chatSync";
 import { currentText, DiffDocuments } from "./diffView";
+import { HunkReviews } from "./hunkReview";
 import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "./messageActions";
+import { Rewinder, type RestoreNotice } from "./rewind";
 import { PiSession } from "./session";
 import { proposedDiff, recordedDiff } from "./toolCards";
 import { Methods, type CompactionEnded, type CompactionStarted, type PiEvent } from "./protocol";
@@ -48,6 +50,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private gathered: ChatMessage | "all" | undefined;
   private readonly createdAt = Date.now();
   private readonly resolved = new vscode.EventEmitter<void>();
+  /** Rewind code to here, Undo restore, and the rewind question of Edit and resend / Branch from here. */
+  readonly rewinder: Rewinder;
+  /** Per-hunk review of edits waiting for approval (register() it once). */
+  readonly reviews = new HunkReviews(() => this.post());
+  private restoreNotice: RestoreNotice | undefined;
+  /** The session the restore line is about (another session's chat does not show it). */
+  private restoreSession: string | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -58,6 +67,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     const request: Requester = (method, params) => this.client().sendRequest(method, params);
     this.sync = new ChatSync(request);
     this.completions = new ChatCompletions(request);
+    this.rewinder = new Rewinder(request, (notice) => {
+      this.restoreNotice = notice;
+      this.restoreSession = this.session.current?.sessionId;
+      this.post();
+    });
   }
 
   private request<T>(method: string, params: object): Promise<T> {
@@ -94,6 +108,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   /** Redraw everything from the server (the webview is a view of server state). */
   async redraw(): Promise<void> {
+    if (this.restoreSession !== this.session.current?.sessionId) this.restoreNotice = undefined;
     if (!this.session.current) this.sync.clear();
     else await this.sync.load();
     this.completions.reset();
@@ -103,7 +118,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   /** A pi/event of the open session. */
   onEvent(seq: number, event: PiEvent): void {
-    if (event.type === "approval_result") this.approvals.settled(event.toolCallId);
+    if (event.type === "approval_result") {
+      this.approvals.settled(event.toolCallId);
+      void this.reviews.finish(event.toolCallId);
+    }
     const changed = this.sync.onEvent(seq, event);
     if (!changed && event.type !== "approval_result") return;
     // Deltas (and a tool's partial output) come faster than frames: their posts are gathered for
@@ -141,6 +159,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
    */
   async approve(request: ApprovalRequest): Promise<ApprovalAnswer> {
     if (!(await this.viewVisibleSoon())) return askApproval(request);
+    if (request.preview?.hunks?.length) this.reviews.start(request, (await currentText(request.preview.path ?? pathArg(request.args))) ?? "");
     const answer = this.approvals.ask(request);
     this.post();
     return answer;
@@ -169,10 +188,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         queue: this.sync.queue,
         running: this.sync.running,
         hasMore: this.sync.hasMore,
-        approvals: this.approvals.cards(),
+        approvals: this.approvals.cards().map((card) => this.reviews.decorate(card)),
         ...(this.notice ? { notice: this.notice } : {}),
         ...(this.sync.compaction ? { compaction: this.sync.compaction } : {}),
         ...(this.sync.retry ? { retry: this.sync.retry } : {}),
+        rewindable: this.sync.checkpoints.ids(),
+        ...(this.restoreNotice ? { restore: this.restoreNotice } : {}),
       },
     });
   }
@@ -235,11 +256,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
           await this.sync.loadOlder();
           return this.post();
         case "approval":
-          this.approvals.answer(message.toolCallId, {
-            decision: message.decision,
-            ...(message.reason ? { reason: message.reason } : {}),
-          });
+          this.approvals.answer(
+            message.toolCallId,
+            this.reviews.answer(message.toolCallId, { decision: message.decision, ...(message.reason ? { reason: message.reason } : {}) }),
+          );
+          await this.reviews.finish(message.toolCallId);
           return this.post();
+        case "hunk":
+          return await this.reviews.toggle(message.toolCallId, message.index, message.accepted);
+        case "undoRestore":
+          return await this.rewinder.undo(message.undoId);
         case "openDiff":
           return await this.openDiff(message.toolCallId);
         case "complete": {
@@ -283,6 +309,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private async openDiff(toolCallId: string): Promise<void> {
     const sessionId = this.session.current?.sessionId ?? "";
     const pending = this.approvals.request(toolCallId);
+    if (pending && (await this.reviews.open(toolCallId))) return;
     if (pending) {
       const path = pending.preview?.path ?? pathArg(pending.args);
       const sides = proposedDiff(pending.toolName, pending.args, await currentText(path));
@@ -298,12 +325,19 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   /** A message's Edit and resend / Branch from here / Fork to new session button. */
   private async act(action: MessageAction, entryId: string, text: string): Promise<void> {
     const request: Requester = (method, params) => this.request(method, params);
-    if (action === "editAndResend") {
+    const restored = (result: Parameters<Rewinder["restored"]>[0]): void => this.rewinder.restored(result);
+    if (action === "rewindCode") {
+      await this.rewinder.rewind(entryId);
+    } else if (action === "editAndResend") {
       const edited = await vscode.window.showInputBox({ prompt: "Edit the message and send it again", value: text });
       if (edited === undefined || edited.trim() === "") return;
-      await editAndResend(request, entryId, edited);
+      const code = await this.rewinder.rewindToo(entryId, "Edit and resend");
+      if (code === undefined) return;
+      await editAndResend(request, entryId, edited, code.restoreFiles ? { restoreFiles: true } : {}, restored);
     } else if (action === "branchFromHere") {
-      const editorText = await branchFromHere(request, entryId);
+      const code = await this.rewinder.rewindToo(entryId, "Branch from here");
+      if (code === undefined) return;
+      const editorText = await branchFromHere(request, entryId, code.restoreFiles ? { restoreFiles: true } : {}, restored);
       if (editorText !== undefined) this.postToView({ type: "draft", text: editorText });
       await this.redraw();
     } else {

@@ -2,11 +2,13 @@
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { ApprovalRequest } from "./approvalModel";
+import { ChangesViewProvider } from "./changesView";
 import { ChatViewProvider } from "./chatView";
 import { createClient, currentPiSettings, resolveServer, SharedServerLink, sharesServer } from "./client";
 import { DiffDocuments } from "./diffView";
 import { ContextGauge } from "./gauge";
 import { PiSession } from "./session";
+import { registerRewindCommands } from "./rewindCommands";
 import { registerSessionDocuments } from "./sessionDocuments";
 import { SessionTreeProvider } from "./sessionTree";
 import { ServerNotFoundError } from "./serverCommand";
@@ -53,11 +55,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // Restored diff and System Prompt tabs wait in session.ready() for the server and the last session.
   const diffs = new DiffDocuments({ ready: (timeoutMs) => session.ready(timeoutMs), sessionId: () => session.current?.sessionId, request });
   const chat = new ChatViewProvider(context.extensionUri, running, session, diffs);
-  context.subscriptions.push(vscode.window.registerWebviewViewProvider("pi.chat", chat), diffs.register());
+  context.subscriptions.push(vscode.window.registerWebviewViewProvider("pi.chat", chat), diffs.register(), chat.reviews.register());
+  const changes = new ChangesViewProvider({ request, cwd: () => session.current?.cwd, diffs, report: reportError });
+  context.subscriptions.push(
+    changes.register(),
+    chat.rewinder.onDidRestore(() => changes.refreshSoon()),
+    ...registerRewindCommands(tree, chat.rewinder, reportError),
+  );
   context.subscriptions.push(output, gauge, tree.register());
 
   const refresh = async (): Promise<void> => {
     tree.refreshSoon();
+    changes.refreshSoon();
     try {
       gauge.show(await session.usage());
       await chat.redraw();

@@ -4,7 +4,7 @@ import { Methods } from "./protocol";
 
 export type Requester = <T>(method: string, params: object) => Promise<T>;
 
-export type MessageAction = "editAndResend" | "branchFromHere" | "forkToNewSession";
+export type MessageAction = "editAndResend" | "branchFromHere" | "forkToNewSession" | "rewindCode";
 
 /** What each kind of message offers: a user message can be edited; a reply can be branched from or forked. */
 export function actionsFor(kind: ChatKind): MessageAction[] {
@@ -17,17 +17,39 @@ export const ACTION_LABELS: Record<MessageAction, string> = {
   editAndResend: "Edit and resend",
   branchFromHere: "Branch from here",
   forkToNewSession: "Fork to new session",
+  rewindCode: "Rewind code to here",
 };
 
-/** Edit and resend: the leaf moves above the user message (pi/navigate), then the new text is sent there. */
-export async function editAndResend(request: Requester, entryId: string, text: string): Promise<void> {
-  await request(Methods.navigate, { targetId: entryId });
+/** `pi/navigate`'s `restored` when it was asked to restore the files too (contract v3). */
+export interface NavigateRestored {
+  restored?: { restored: { path: string; change: string }[]; conflicts: string[]; undoId?: string };
+}
+
+/**
+ * Edit and resend: the leaf moves above the user message (pi/navigate, with `navigate`'s extra
+ * params such as `restoreFiles`), then the new text is sent there.
+ */
+export async function editAndResend(
+  request: Requester,
+  entryId: string,
+  text: string,
+  navigate: object = {},
+  onRestored?: (restored: NavigateRestored["restored"]) => void,
+): Promise<void> {
+  const moved = await request<NavigateRestored | undefined>(Methods.navigate, { targetId: entryId, ...navigate });
+  onRestored?.(moved?.restored);
   await request(Methods.prompt, { text });
 }
 
 /** Branch from here: the leaf moves to the entry; for a user message pi gives its text back to edit. */
-export async function branchFromHere(request: Requester, entryId: string): Promise<string | undefined> {
-  const result = await request<{ leafId: string | null; editorText?: string }>(Methods.navigate, { targetId: entryId });
+export async function branchFromHere(
+  request: Requester,
+  entryId: string,
+  navigate: object = {},
+  onRestored?: (restored: NavigateRestored["restored"]) => void,
+): Promise<string | undefined> {
+  const result = await request<{ leafId: string | null; editorText?: string } & NavigateRestored>(Methods.navigate, { targetId: entryId, ...navigate });
+  onRestored?.(result.restored);
   return result.editorText;
 }
 

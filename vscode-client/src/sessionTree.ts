@@ -6,6 +6,7 @@
  */
 import * as vscode from "vscode";
 import { Coalesced } from "./coalesced";
+import { segmentName } from "./treeFilter";
 import { describeEntry, FoldedTree, Requester, SessionTreeModel, TreeRow } from "./treeModel";
 
 export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vscode.Disposable {
@@ -14,6 +15,8 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
   readonly onDidChangeTreeData = this.changed.event;
   private view: vscode.TreeView<TreeRow> | undefined;
   private stale = false;
+  /** Show the entries pi's tree hides by default (the view's filter toggle). */
+  private showAll = false;
   private readonly refetch: Coalesced;
 
   constructor(
@@ -52,8 +55,15 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
   async refresh(): Promise<void> {
     this.stale = false;
     const tree = await this.fetchTree();
-    this.model = tree === undefined ? undefined : new SessionTreeModel(tree, this.request);
+    this.model = tree === undefined ? undefined : new SessionTreeModel(tree, this.request, this.showAll);
     this.changed.fire(undefined);
+  }
+
+  /** The filter toggle: all entries, or (the default) those pi's tree shows. */
+  async setShowAll(showAll: boolean): Promise<void> {
+    this.showAll = showAll;
+    await vscode.commands.executeCommand("setContext", "pi.tree.showAll", showAll);
+    await this.refresh();
   }
 
   getChildren(row?: TreeRow): TreeRow[] | Promise<TreeRow[]> {
@@ -79,8 +89,9 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
         ? Collapsible.Expanded
         : Collapsible.Collapsed;
     if (entry === undefined && segment !== undefined) {
-      // A chain of entries, shown by its first entry and its length.
-      const item = new vscode.TreeItem(describeEntry(segment.first), state);
+      // A chain of entries, shown by its first entry (src/treeFilter.ts: or what stands for it) and its length.
+      const named = segmentName(segment, this.showAll);
+      const item = new vscode.TreeItem(named === "session start" ? named : describeEntry(named), state);
       item.id = `segment:${segment.id}`;
       const marks = [`${segment.length} entries`, ...segment.labels.map((l) => `[${l.label}]`)];
       if (model?.holdsLeaf(segment.id)) marks.push("← leaf");

@@ -6,6 +6,8 @@
  */
 import { Methods } from "./protocol";
 
+import { hiddenByDefault } from "./treeFilter";
+
 type Json = Record<string, unknown>;
 
 export type Requester = <T>(method: string, params: object) => Promise<T>;
@@ -134,9 +136,11 @@ export class SessionTreeModel {
   /** Position in its segment (0 = first) of every entry loaded so far. */
   private readonly positions = new Map<string, { segmentId: string; position: number }>();
 
+  /** `showAll`: also the entries pi's tree hides by default (settings changes, labels, checkpoints; src/treeFilter.ts). */
   constructor(
     private readonly tree: FoldedTree,
     private readonly request: Requester,
+    private readonly showAll = false,
   ) {
     for (const segment of tree.segments) {
       this.segments.set(segment.id, segment);
@@ -202,6 +206,7 @@ export class SessionTreeModel {
     entries.forEach((raw, index) => {
       // As in pi's tree: replies with no text (tool calls only) are left out, unless one is the leaf.
       if (leftOutByPi(raw) && raw.id !== this.tree.leafId) return;
+      if (!this.showAll && hiddenByDefault(raw) && raw.id !== this.tree.leafId) return;
       const entry = treeEntryOf(raw);
       const position = remaining + index;
       this.positions.set(entry.id, { segmentId, position });

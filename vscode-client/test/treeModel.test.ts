@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
+import { segmentName } from "../src/treeFilter";
 import { describeEntry, FoldedTree, PAGE_SIZE, SessionTreeModel, TreeRow, treeEntryOf } from "../src/treeModel";
 import { assistantEntry, needsServer, say, startServer } from "./realServer";
 
@@ -127,4 +128,43 @@ test("replies with no text are left out of the tree as pi leaves them out, unles
   } finally {
     server.close();
   }
+});
+
+test("settings changes, labels and checkpoints are hidden as pi's tree hides them, shown with Show All", { skip: needsServer }, async () => {
+  const server = await startServer();
+  try {
+    await server.request("pi/newSession", { cwd: server.home, sessionDir: path.join(server.home, "sessions") });
+    const append = async (entry: Record<string, unknown>) => (await server.request<{ id: string }>("pi/appendEntry", { entry })).id;
+    const first = await say(server, "first");
+    const model = await append({ type: "model_change", provider: "anthropic", modelId: "claude-test" });
+    const thinking = await append({ type: "thinking_level_change", thinkingLevel: "high" });
+    const checkpoint = await append({ type: "custom", customType: "pi-lsp/checkpoint", data: { snapshot: "0".repeat(40), files: [] } });
+    const label = (await server.request<{ id: string }>("pi/setLabel", { targetId: first, label: "start" })).id;
+    const second = await say(server, "second");
+    const tree = await server.request<FoldedTree>("pi/getTree", { fold: true });
+    const rowsOf = async (showAll: boolean) => {
+      const filtered = new SessionTreeModel(tree, server.request, showAll);
+      return ids(await filtered.children(filtered.roots()[0]));
+    };
+    assert.deepEqual(await rowsOf(false), [first, second]);
+    assert.deepEqual(await rowsOf(true), [first, model, thinking, checkpoint, label, second]);
+    // The leaf is always shown, whatever it is.
+    await server.request("pi/setLeaf", { id: thinking });
+    const atSetting = await server.request<FoldedTree>("pi/getTree", { fold: true });
+    const leafModel = new SessionTreeModel(atSetting, server.request);
+    assert.ok(ids(await leafModel.children(leafModel.roots()[0])).includes(thinking));
+  } finally {
+    server.close();
+  }
+});
+
+test("a folded chain opening with a hidden entry is named by the session's start or the branch's tip", () => {
+  const entry = (id: string, type: string, preview?: string, role?: string) => ({ id, parentId: null, type, timestamp: "t", ...(preview ? { preview } : {}), ...(role ? { role } : {}) });
+  const checkpoint = entry("c", "custom", "pi-lsp/checkpoint");
+  const reply = entry("r", "message", "A second answer", "assistant");
+  assert.equal(segmentName({ parentId: null, first: entry("m", "model_change", "claude"), last: reply }, false), "session start");
+  assert.equal(segmentName({ parentId: "p", first: checkpoint, last: reply }, false), reply);
+  assert.equal(segmentName({ parentId: "p", first: checkpoint, last: reply }, true), checkpoint);
+  const other = entry("x", "custom", "my-extension/state");
+  assert.equal(segmentName({ parentId: "p", first: other, last: reply }, false), other, "other custom entries are not hidden");
 });

@@ -16,6 +16,7 @@ import { approvalBlock, compactionRow, noticeBlock, queueBlock, retryRow, type C
 import { applyCompletion, completionAt, type CompletionContext } from "./completion";
 import { createMarkdown } from "./markdown";
 import { messageArticle, updateReplyText, type MessageViewContext } from "./messageView";
+import { restoreBlock, syncReview, syncRewindButton } from "./rewindView";
 
 export interface SavedState {
   draft?: string;
@@ -153,9 +154,14 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
       nodes.push(older);
     }
     const keys = new Set<string>();
+    const rewindable = new Set(state.rewindable ?? []);
     for (const message of state.messages) {
       keys.add(message.key);
-      nodes.push(article(message));
+      const drawnArticle = article(message);
+      const entryId = drawnArticle.dataset.entryId;
+      const offers = entryId !== undefined && rewindable.has(entryId) && (message.kind === "user" || message.kind === "assistant");
+      syncRewindButton(doc, drawnArticle, offers, () => entryId && post({ type: "action", action: "rewindCode", entryId, text: "" }));
+      nodes.push(drawnArticle);
     }
     for (const key of [...drawn.keys()]) if (!keys.has(key)) drawn.delete(key);
     if (state.compaction) nodes.push(compactionRow(doc, state.compaction));
@@ -165,8 +171,10 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     for (const card of state.approvals) {
       const block = approvalCards.get(card.toolCallId) ?? approvalBlock(cards, card);
       approvalCards.set(card.toolCallId, block);
+      syncReview(doc, block, card.review, (index, accepted) => post({ type: "hunk", toolCallId: card.toolCallId, index, accepted }));
       nodes.push(block);
     }
+    if (state.restore) nodes.push(restoreBlock(doc, state.restore, (undoId) => post({ type: "undoRestore", undoId })));
     const queued = queueBlock(cards, state.queue);
     if (queued) nodes.push(queued);
     if (state.notice) nodes.push(noticeBlock(doc, state.notice));

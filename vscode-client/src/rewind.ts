@@ -1,0 +1,83 @@
+/**
+ * "Rewind code to here" and "Undo restore" (contract v3 checkpoints): a modal preview of what a
+ * restore does (`pi/previewRestore`), `pi/restoreFiles` on the user's go-ahead (conflicting files
+ * only with the separate "Overwrite anyway"), `pi/undoRestore`; and the question Edit and resend /
+ * Branch from here ask when the target's workspace state differs from the leaf's.
+ */
+import * as vscode from "vscode";
+import type { Requester } from "./messageActions";
+import { Methods } from "./protocol";
+import {
+  describePreview,
+  KEEP_CODE_CHOICE,
+  OVERWRITE_CHOICE,
+  RESTORE_CHOICE,
+  restoredSummary,
+  REWIND_TOO_CHOICE,
+  rewindTooQuestion,
+  type PlannedFile,
+  type RestoreResult,
+} from "./rewindModel";
+
+/** What the chat shows after a restore: what was restored, and Undo restore while it can be undone. */
+export interface RestoreNotice {
+  text: string;
+  undoId?: string;
+}
+
+export class Rewinder {
+  private readonly restoredFiles = new vscode.EventEmitter<void>();
+  /** Files were restored (or a restore undone): views of the workspace's changes fetch again. */
+  readonly onDidRestore = this.restoredFiles.event;
+
+  constructor(
+    private readonly request: Requester,
+    /** The chat's line after a restore or undo (undefined clears it). */
+    private readonly show: (notice: RestoreNotice | undefined) => void,
+  ) {}
+
+  private async preview(targetId: string): Promise<PlannedFile[]> {
+    const { files } = await this.request<{ files: PlannedFile[] }>(Methods.previewRestore, { targetId });
+    return files;
+  }
+
+  /** Rewind code to here: the preview in a modal, then the restore the user chose (or nothing). */
+  async rewind(targetId: string): Promise<void> {
+    const files = await this.preview(targetId);
+    const { message, detail, choices } = describePreview(files);
+    if (choices.length === 0) {
+      await vscode.window.showInformationMessage(message, { modal: true, detail });
+      return;
+    }
+    const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, ...choices);
+    if (choice !== RESTORE_CHOICE && choice !== OVERWRITE_CHOICE) return;
+    const result = await this.request<RestoreResult>(Methods.restoreFiles, { targetId, force: choice === OVERWRITE_CHOICE });
+    this.restored(result);
+  }
+
+  /** The chat's line for a restore's result (also a navigate's `restored`). */
+  restored(result: RestoreResult | undefined): void {
+    if (!result) return;
+    this.restoredFiles.fire();
+    this.show({ text: restoredSummary(result), ...(result.undoId && result.restored.length > 0 ? { undoId: result.undoId } : {}) });
+  }
+
+  async undo(undoId: string): Promise<void> {
+    const result = await this.request<RestoreResult>(Methods.undoRestore, { undoId });
+    this.restoredFiles.fire();
+    this.show({ text: restoredSummary(result, true) });
+  }
+
+  /**
+   * Before Edit and resend / Branch from here moves to `targetId`: whether to rewind the code too,
+   * asked only when that point's workspace state differs from the leaf's. Undefined: cancelled.
+   */
+  async rewindToo(targetId: string, action: string): Promise<{ restoreFiles: boolean } | undefined> {
+    const files = await this.preview(targetId);
+    if (files.length === 0) return { restoreFiles: false };
+    const { message, detail } = rewindTooQuestion(files, action);
+    const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, REWIND_TOO_CHOICE, KEEP_CODE_CHOICE);
+    if (choice === undefined) return undefined;
+    return { restoreFiles: choice === REWIND_TOO_CHOICE };
+  }
+}

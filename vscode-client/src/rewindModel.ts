@@ -1,0 +1,154 @@
+/**
+ * Rewinding the workspace with the tree (contract v3 checkpoints), pure: which chat messages have
+ * a workspace state, what a restore preview says, the choices it offers, and what the chat says
+ * afterwards. The requests themselves are in src/rewind.ts.
+ */
+
+import type { PiEvent } from "./protocol";
+
+type Json = Record<string, unknown>;
+
+export const CHECKPOINT_TYPE = "pi-lsp/checkpoint";
+
+export type PlannedChange = "create" | "modify" | "delete";
+
+/** One file of `pi/previewRestore`. */
+export interface PlannedFile {
+  path: string;
+  change: PlannedChange;
+  conflict: boolean;
+  diff?: string;
+}
+
+/** `pi/restoreFiles` (and the `restored` of a navigate with `restoreFiles`); `pi/undoRestore` has no undoId. */
+export interface RestoreResult {
+  restored: { path: string; change: string }[];
+  conflicts: string[];
+  undoId?: string;
+}
+
+export const isCheckpointEntry = (entry: Json): boolean => entry.type === "custom" && entry.customType === CHECKPOINT_TYPE;
+
+/**
+ * The chat messages that have a workspace state: those after a checkpoint entry on the branch (the
+ * state of an entry is the nearest checkpoint above it). Drawn from `pi/getBranch` pages, then
+ * advanced by `checkpoint` events and `message_end`'s `entryId`.
+ */
+export class CheckpointMarks {
+  private entries: { id: string; checkpoint: boolean }[] = [];
+  private readonly marked = new Set<string>();
+  /** A checkpoint is on the branch above the newest entry. */
+  private stateAbove = false;
+
+  static fromBranch(entries: readonly Json[]): CheckpointMarks {
+    const marks = new CheckpointMarks();
+    marks.entries = entries.map(summarise);
+    marks.recount();
+    return marks;
+  }
+
+  /** An older page of the branch, put before what is loaded. */
+  prepend(entries: readonly Json[]): void {
+    this.entries = [...entries.map(summarise), ...this.entries];
+    this.recount();
+  }
+
+  private recount(): void {
+    this.marked.clear();
+    this.stateAbove = false;
+    for (const entry of this.entries) {
+      if (entry.checkpoint) this.stateAbove = true;
+      else if (this.stateAbove) this.marked.add(entry.id);
+    }
+  }
+
+  /** A `pi/event`; returns whether the marks changed. */
+  onEvent(event: PiEvent): boolean {
+    if (event.type === "checkpoint") {
+      this.entries.push({ id: event.entryId, checkpoint: true });
+      this.stateAbove = true;
+      return false;
+    }
+    if (event.type === "message_end" && typeof event.entryId === "string") {
+      this.entries.push({ id: event.entryId, checkpoint: false });
+      if (!this.stateAbove) return false;
+      this.marked.add(event.entryId);
+      return true;
+    }
+    return false;
+  }
+
+  has(entryId: string): boolean {
+    return this.marked.has(entryId);
+  }
+
+  ids(): string[] {
+    return [...this.marked];
+  }
+}
+
+function summarise(entry: Json): { id: string; checkpoint: boolean } {
+  return { id: String(entry.id), checkpoint: isCheckpointEntry(entry) };
+}
+
+const VERBS: Record<PlannedChange, string> = { create: "create", modify: "change", delete: "delete" };
+
+function counted(count: number, what: string): string {
+  return `${count} ${what}${count === 1 ? "" : "s"}`;
+}
+
+export const RESTORE_CHOICE = "Restore files";
+export const OVERWRITE_CHOICE = "Overwrite anyway";
+
+/** The modal question for a restore preview: its title, the files by what happens to them, and the choices. */
+export function describePreview(files: readonly PlannedFile[]): { message: string; detail: string; choices: string[] } {
+  if (files.length === 0) {
+    return { message: "Rewind code to here: the files already match this point.", detail: "Nothing would be written.", choices: [] };
+  }
+  const parts = (["create", "modify", "delete"] as const)
+    .map((change) => [change, files.filter((file) => file.change === change).length] as const)
+    .filter(([, count]) => count > 0)
+    .map(([change, count]) => `${VERBS[change]} ${counted(count, "file")}`);
+  const conflicts = files.filter((file) => file.conflict);
+  const lines = files.map((file) => `${VERBS[file.change]}: ${file.path}${file.conflict ? " (changed since pi saw it)" : ""}`);
+  if (conflicts.length > 0) {
+    lines.push(
+      "",
+      `${counted(conflicts.length, "file")} changed by hand or another program since pi last saw ${conflicts.length === 1 ? "it" : "them"}: ` +
+        `${RESTORE_CHOICE} leaves ${conflicts.length === 1 ? "it" : "them"} alone; ${OVERWRITE_CHOICE} replaces ${conflicts.length === 1 ? "it" : "them"} too ` +
+        "(what is there now is kept for Undo restore).",
+    );
+  }
+  return {
+    message: `Rewind code to here: ${parts.join(", ")}?`,
+    detail: lines.join("\n"),
+    choices: conflicts.length > 0 ? [RESTORE_CHOICE, OVERWRITE_CHOICE] : [RESTORE_CHOICE],
+  };
+}
+
+const PAST: Record<string, string> = { create: "created", modify: "changed", delete: "deleted" };
+
+/** What the chat says after a restore (or its undo). */
+export function restoredSummary(result: RestoreResult, undone = false): string {
+  const done = result.restored.map((file) => `${file.path} (${PAST[file.change] ?? file.change})`);
+  const head = undone
+    ? done.length === 0
+      ? "Undo restore: nothing to put back."
+      : `Undo restore: put back ${counted(done.length, "file")}: ${done.join(", ")}.`
+    : done.length === 0
+      ? "Rewound the code: no file needed restoring."
+      : `Rewound the code: restored ${counted(done.length, "file")}: ${done.join(", ")}.`;
+  return result.conflicts.length === 0 ? head : `${head} Left alone (changed since pi saw them): ${result.conflicts.join(", ")}.`;
+}
+
+export const REWIND_TOO_CHOICE = "Rewind code too";
+export const KEEP_CODE_CHOICE = "Keep the code";
+
+/** The question Edit and resend / Branch from here ask when the target's workspace state differs. */
+export function rewindTooQuestion(files: readonly PlannedFile[], action: string): { message: string; detail: string } {
+  const { detail } = describePreview(files);
+  return {
+    message: `${action}: the code was different at that point (${counted(files.length, "file")}). Rewind the code too?`,
+    detail,
+  };
+}
