@@ -9,10 +9,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tests.nvim.test_nvim_client import NVIM, REPO, _server_cmd
+from tests.nvim.test_nvim_client import REPO, _server_cmd
 
 
 async def run_lua(
+    nvim: str,
     script: Path,
     tmp_path: Path,
     cwd: Path,
@@ -21,8 +22,8 @@ async def run_lua(
     timeout: float,
     **extra: Any,
 ) -> dict[str, Any]:
-    """Run ``script`` with ``{cmd, settings, out, **extra}`` as its config; returns what it wrote to
-    ``out`` (failing the test when Neovim failed or the script recorded an ``error``)."""
+    """Run ``script`` in the Neovim binary ``nvim`` with ``{cmd, settings, out, **extra}`` as its config;
+    returns what it wrote to ``out`` (failing the test if Neovim failed or the script recorded an error)."""
     out = tmp_path / "out.json"
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"cmd": _server_cmd(), "settings": settings, "out": str(out), **extra}))
@@ -34,9 +35,8 @@ async def run_lua(
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "NVIM_LOG_FILE": str(tmp_path / "nvim.log"),
     }
-    assert NVIM is not None
     nvim = await asyncio.create_subprocess_exec(
-        NVIM, "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
+        nvim, "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
         "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {script}",
         cwd=cwd, env=full_env, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
@@ -45,10 +45,17 @@ async def run_lua(
     assert nvim.returncode == 0, output.decode(errors="replace")[-2000:]
     seen: dict[str, Any] = json.loads(out.read_text())
     assert "error" not in seen, (seen.get("current"), seen.get("error"), seen.get("messages"))
+    # the plugin uses each version's own API: no deprecation warning on a newer Neovim
+    deprecated = [m for m in seen.get("messages", []) if "deprecated" in str(m)]
+    assert not deprecated, deprecated
     return seen
 
 
 def lsp_log(tmp_path: Path) -> str:
-    """Neovim's LSP log of a run_lua run (empty when nothing was logged)."""
-    path = tmp_path / "cache" / "nvim" / "lsp.log"
-    return path.read_text() if path.exists() else ""
+    """Neovim's LSP log of a run (empty when nothing was logged): 0.7 writes it under
+    $XDG_CACHE_HOME, 0.8 and later under $XDG_STATE_HOME."""
+    for home in ("cache", "state"):
+        path = tmp_path / home / "nvim" / "lsp.log"
+        if path.exists():
+            return path.read_text()
+    return ""

@@ -19,11 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.agent.chat_support import MODEL, Workspace
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
-from tests.nvim.test_nvim_client import NVIM, REPO, _server_cmd
+from tests.nvim.test_nvim_client import REPO, _server_cmd
 from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("approval_tty.lua")
@@ -32,8 +30,6 @@ NEW_TEXT = "agent-wrote-this-line"
 ANSI = re.compile(
     rb"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78DEHMNOPZc])"
 )
-
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
 
 
 def _read_until(fd: int, wanted: bytes, deadline: float, screen: bytearray) -> bool:
@@ -54,17 +50,16 @@ def _read_until(fd: int, wanted: bytes, deadline: float, screen: bytearray) -> b
     return False
 
 
-def _drive(env: dict[str, str], cwd: Path, out: Path, timeout: float) -> tuple[bytes, int]:
+def _drive(nvim: str, env: dict[str, str], cwd: Path, out: Path, timeout: float) -> tuple[bytes, int]:
     """Run Neovim on a pseudo-terminal; returns the screen bytes up to the question and its exit code."""
-    assert NVIM is not None
     argv = [
-        NVIM, "--clean", "-u", "NONE", "-i", "NONE", "-n",
+        nvim, "--clean", "-u", "NONE", "-i", "NONE", "-n",
         "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {SCRIPT}",
     ]  # fmt: skip
     pid, fd = pty.fork()
     if pid == 0:  # the child: Neovim on the terminal
         os.chdir(cwd)
-        os.execve(NVIM, argv, env)
+        os.execve(nvim, argv, env)
     try:
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         os.kill(pid, signal.SIGWINCH)
@@ -88,7 +83,7 @@ def _drive(env: dict[str, str], cwd: Path, out: Path, timeout: float) -> tuple[b
         os.close(fd)
 
 
-async def test_stock_select_shows_the_diff_before_asking(tmp_path: Path) -> None:
+async def test_stock_select_shows_the_diff_before_asking(tmp_path: Path, nvim: str) -> None:
     edit = ToolUse(
         "toolu_E", "edit", {"path": "hello.txt", "edits": [{"oldText": "line one", "newText": NEW_TEXT}]}
     )
@@ -113,7 +108,7 @@ async def test_stock_select_shows_the_diff_before_asking(tmp_path: Path) -> None
                 "XDG_DATA_HOME": str(tmp_path / "data"),
                 "NVIM_LOG_FILE": str(tmp_path / "nvim.log"),
             }
-            shown, asked = await asyncio.to_thread(_drive, env, ws.cwd, out, 60)
+            shown, asked = await asyncio.to_thread(_drive, nvim, env, ws.cwd, out, 60)
         edited = (ws.cwd / "hello.txt").read_text()
     finally:
         ws.cleanup()

@@ -13,8 +13,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.agent.chat_support import API_KEY, MODEL, Workspace
 from tests.llm.fake_anthropic import (
     FakeAnthropic,
@@ -26,12 +24,10 @@ from tests.llm.fake_anthropic import (
     error_reply,
 )
 from tests.nvim.headless import lsp_log, run_lua
-from tests.nvim.test_nvim_client import NVIM
 from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("commands_e2e.lua")
 
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
 
 CODE_REPLY = "Here:\n```lua\nprint('hi')\n```\nBye."
 
@@ -59,7 +55,7 @@ def _replies() -> list[Reply]:
     ]
 
 
-async def _run(tmp_path: Path, ws: Workspace) -> tuple[dict[str, Any], list[Any], str]:
+async def _run(nvim: str, tmp_path: Path, ws: Workspace) -> tuple[dict[str, Any], list[Any], str]:
     async with FakeAnthropic(_replies()) as fake:
         write_agent_dir(ws.agent_dir, fake.url, ws.settings)
         settings = {
@@ -72,7 +68,7 @@ async def _run(tmp_path: Path, ws: Workspace) -> tuple[dict[str, Any], list[Any]
         (tmp_path / "fresh").mkdir()
         new_path = str(tmp_path / "fresh" / "new-session.jsonl")
         env = ws.server_env(fake.url)
-        seen = await run_lua(SCRIPT, tmp_path, ws.cwd, env, settings, 150, new_session_path=new_path)
+        seen = await run_lua(nvim, SCRIPT, tmp_path, ws.cwd, env, settings, 150, new_session_path=new_path)
         requests = list(fake.requests)
     return seen, requests, lsp_log(tmp_path)
 
@@ -81,10 +77,10 @@ def _entries(path: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
-async def test_every_command_in_a_real_neovim(tmp_path: Path) -> None:
+async def test_every_command_in_a_real_neovim(tmp_path: Path, nvim: str) -> None:
     ws = Workspace({"AGENTS.md": "Answer briefly.\n"})
     try:
-        seen, requests, log = await _run(tmp_path, ws)
+        seen, requests, log = await _run(nvim, tmp_path, ws)
         main = _entries(seen["session_file"])
     finally:
         ws.cleanup()

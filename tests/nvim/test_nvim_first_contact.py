@@ -8,17 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.agent.chat_support import MODEL, Workspace
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
 from tests.nvim.headless import run_lua
-from tests.nvim.test_nvim_client import NVIM
 from tests.pi.pi_rpc import write_agent_dir
 
 HERE = Path(__file__).parent
-
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
 
 
 def _text(reply: str, message_id: str) -> Reply:
@@ -26,15 +21,15 @@ def _text(reply: str, message_id: str) -> Reply:
 
 
 async def _run(
-    tmp_path: Path, ws: Workspace, script: str, replies: list[Reply], **settings: Any
+    nvim: str, tmp_path: Path, ws: Workspace, script: str, replies: list[Reply], **settings: Any
 ) -> dict[str, Any]:
     async with FakeAnthropic(replies) as fake:
         write_agent_dir(ws.agent_dir, fake.url, ws.settings)
         full = {"model": MODEL, "sessionDir": str(ws.sessions), **settings}
-        return await run_lua(HERE / script, tmp_path, ws.cwd, ws.server_env(fake.url), full, 90)
+        return await run_lua(nvim, HERE / script, tmp_path, ws.cwd, ws.server_env(fake.url), full, 90)
 
 
-async def test_agent_edits_reach_open_buffers(tmp_path: Path) -> None:
+async def test_agent_edits_reach_open_buffers(tmp_path: Path, nvim: str) -> None:
     edit = ToolUse(
         "toolu_E", "edit", {"path": "hello.txt", "edits": [{"oldText": "line one", "newText": "line 1"}]}
     )
@@ -42,7 +37,7 @@ async def test_agent_edits_reach_open_buffers(tmp_path: Path) -> None:
     replies = [Reply(events=assistant_stream(edit, write, message_id="m_e")), _text("Edited.", "m_d")]
     ws = Workspace({"hello.txt": "line one\nline two\n", "other.txt": "old\n"})
     try:
-        seen = await _run(tmp_path, ws, "reload_e2e.lua", replies, approval="auto")
+        seen = await _run(nvim, tmp_path, ws, "reload_e2e.lua", replies, approval="auto")
         on_disk = (ws.cwd / "other.txt").read_text()
     finally:
         ws.cleanup()
@@ -57,7 +52,7 @@ async def test_agent_edits_reach_open_buffers(tmp_path: Path) -> None:
     assert not [m for m in seen["messages"] if "hello.txt" in m], seen["messages"]
 
 
-async def test_queue_is_shown_and_taken_back(tmp_path: Path) -> None:
+async def test_queue_is_shown_and_taken_back(tmp_path: Path, nvim: str) -> None:
     slow = assistant_stream(
         Text("Partial reply, word by word, that is stopped first", chunks=40), message_id="m_slow"
     )
@@ -72,7 +67,7 @@ async def test_queue_is_shown_and_taken_back(tmp_path: Path) -> None:
             write_agent_dir(ws.agent_dir, fake.url, ws.settings)
             settings = {"model": MODEL, "sessionDir": str(ws.sessions)}
             seen = await run_lua(
-                HERE / "queue_e2e.lua", tmp_path, ws.cwd, ws.server_env(fake.url), settings, 90
+                nvim, HERE / "queue_e2e.lua", tmp_path, ws.cwd, ws.server_env(fake.url), settings, 90
             )
             requests = len(fake.requests)
     finally:
@@ -89,14 +84,14 @@ async def test_queue_is_shown_and_taken_back(tmp_path: Path) -> None:
     assert "Extra turn." not in "\n".join(seen["final"])
 
 
-async def test_error_is_shown_whole_and_the_text_kept(tmp_path: Path) -> None:
+async def test_error_is_shown_whole_and_the_text_kept(tmp_path: Path, nvim: str) -> None:
     ws = Workspace()
     try:
         async with FakeAnthropic([]) as fake:
             write_agent_dir(ws.agent_dir, fake.url, ws.settings)
             env = {k: v for k, v in ws.server_env(fake.url).items() if k != "ANTHROPIC_API_KEY"}
             settings = {"model": MODEL, "sessionDir": str(ws.sessions)}
-            seen = await run_lua(HERE / "error_e2e.lua", tmp_path, ws.cwd, env, settings, 90)
+            seen = await run_lua(nvim, HERE / "error_e2e.lua", tmp_path, ws.cwd, env, settings, 90)
     finally:
         ws.cleanup()
 

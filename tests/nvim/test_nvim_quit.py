@@ -13,13 +13,10 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
-from tests.nvim.test_nvim_client import NVIM, REPO, _server_cmd
+from tests.nvim.headless import lsp_log
+from tests.nvim.test_nvim_client import REPO, _server_cmd
 
 SCRIPT = Path(__file__).with_name("quit.lua")
-
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
 
 
 def _alive(pid: int) -> bool:
@@ -31,7 +28,7 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_quitting_neovim_logs_no_traceback(tmp_path: Path) -> None:
+def test_quitting_neovim_logs_no_traceback(tmp_path: Path, nvim: str) -> None:
     server_log = tmp_path / "server.log"
     ready = tmp_path / "ready.json"
     workspace = tmp_path / "workspace"
@@ -50,9 +47,26 @@ def test_quitting_neovim_logs_no_traceback(tmp_path: Path) -> None:
     }
     env.pop("ANTHROPIC_API_KEY", None)
     done = subprocess.run(
-        [str(NVIM), "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
-         "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {SCRIPT}"],
-        cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+        [
+            nvim,
+            "--headless",
+            "--clean",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "--cmd",
+            f"set rtp+={REPO / 'nvim-client'}",
+            "-c",
+            f"luafile {SCRIPT}",
+        ],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stdout.decode(errors="replace")[-2000:]
     info = json.loads(ready.read_text())
@@ -64,5 +78,5 @@ def test_quitting_neovim_logs_no_traceback(tmp_path: Path) -> None:
     assert not _alive(info["pid"]), "the server did not exit after Neovim quit"
     log = server_log.read_text()
     assert "Traceback" not in log and "RuntimeError" not in log and " ERROR " not in log, log[-3000:]
-    lsp_log = (tmp_path / "cache" / "nvim" / "lsp.log").read_text()
-    assert "Traceback" not in lsp_log and "RuntimeError" not in lsp_log, lsp_log[-3000:]
+    client_log = lsp_log(tmp_path)
+    assert "Traceback" not in client_log and "RuntimeError" not in client_log, client_log[-3000:]
