@@ -54,4 +54,9 @@ function M.approve(request)
   return { decision = decisions[choice] or "deny" }
 end
 
+--- Answer the server's approval requests (called once by setup()).
+function M.attach()
+  require("pi.client").answer("pi/requestApproval", M.approve)
+end
+
 return M

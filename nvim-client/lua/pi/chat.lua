@@ -492,6 +492,7 @@ end
 --- appended by another program or a compaction redraw the chat of the active session when no run
 --- is streaming; a navigation's editor text fills an empty prompt area, as pi's editor does.
 function M.attach()
+  require("pi.client").on("PiEvent", M.on_event)
   pi().on("PiSessionChanged", function(change)
     local reason = change.reason
     local active = pi().state.session

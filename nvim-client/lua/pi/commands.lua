@@ -261,32 +261,4 @@ function M.open(path, callback)
   confirm("pi: no such file; start a new session there? " .. vim.fn.fnamemodify(full, ":~:."), "Create", go)
 end
 
-function M.create()
-  local cmd = api.nvim_create_user_command
-  cmd("PiCompact", function(a)
-    M.compact(a.args)
-  end, { nargs = "?", desc = "pi: compact the session (shows what is summarised first)" })
-  cmd("PiSystemPrompt", function()
-    M.system_prompt()
-  end, { desc = "pi: the system prompt, its sources and token counts" })
-  cmd("PiModel", function()
-    M.model()
-  end, { desc = "pi: pick the model and thinking level" })
-  cmd("PiFork", function()
-    M.fork()
-  end, { desc = "pi: copy the session (every branch) to a new session" })
-  cmd("PiBranch", function(a)
-    M.branch(a.args)
-  end, { nargs = "?", desc = "pi: new session from the entry under the cursor (else the leaf)" })
-  cmd("PiFollowUp", function(a)
-    local chat = require("pi.chat")
-    local session = pi().state.session
-    local buf = session and chat.buffer(session.sessionId)
-    if not buf then
-      return pi().notify("pi: follow-up: open the chat first (:PiChat)", vim.log.levels.WARN)
-    end
-    chat.send(buf, a.args ~= "" and a.args or nil, "followUp")
-  end, { nargs = "?", desc = "pi: send, queued as a follow-up while a run is active" })
-end
-
 return M

@@ -92,4 +92,9 @@ function M.on_event(params)
   end
 end
 
+--- Follow the agent's edits (called once by setup()).
+function M.attach()
+  require("pi.client").on("PiEvent", M.on_event)
+end
+
 return M

@@ -97,8 +97,12 @@ function M.on_compaction_ended(params)
   end
 end
 
---- Keep the usage cache current (called by setup()).
+--- Keep the usage cache current and report automatic work (called once by setup()).
 function M.attach()
+  local client = require("pi.client")
+  client.on("PiEvent", M.on_event)
+  client.on("PiCompactionStarted", M.on_compaction_started)
+  client.on("PiCompactionEnded", M.on_compaction_ended)
   pi().on("PiSessionActive", M.refresh)
   pi().on("PiSessionChanged", M.refresh)
 end

@@ -382,61 +382,20 @@ function M.label(text)
   end)
 end
 
-function M.create_commands()
-  local cmd = api.nvim_create_user_command
-  cmd("PiNew", function()
-    pi().new_session({}, M.report("new session"))
-  end, { desc = "pi: new session" })
-  cmd("PiContinue", function()
-    pi().continue_recent({}, M.report("session"))
-  end, { desc = "pi: continue the most recent session" })
-  cmd("PiOpen", function(a)
-    require("pi.commands").open(a.args, M.report("opened"))
-  end, { nargs = 1, complete = "file", desc = "pi: open a session file (asks before creating one)" })
-  cmd("PiSessions", function(a)
-    M.pick_session(a.args)
-  end, { nargs = "?", desc = "pi: pick a session" })
-  cmd("PiTree", function()
-    M.open_tree()
-  end, { desc = "pi: session tree" })
-  cmd("PiContext", function()
-    M.open_context()
-  end, { desc = "pi: context of the current branch" })
-  cmd("PiLabel", function(a)
-    M.label(a.args)
-  end, { nargs = "?", desc = "pi: label the entry under the cursor (tree) or the leaf" })
-  cmd("PiChat", function(a)
-    require("pi.chat").open(a.args)
-  end, { nargs = "?", desc = "pi: chat with the active session (sends the text given)" })
-  cmd("PiStop", function()
-    require("pi.chat").stop(0)
-  end, { desc = "pi: stop the running prompt" })
-  cmd("PiQueue", function()
-    require("pi.chat").take_queue()
-  end, { desc = "pi: take the queued messages back into the chat's prompt area" })
-  require("pi.commands").create()
-  cmd("PiName", function(a)
-    pi().set_session_name({ name = a.args }, function(err)
-      if err then
-        pi().notify("pi: name: " .. pi().format_error(err), vim.log.levels.ERROR)
-      end
-    end)
-  end, { nargs = "?", desc = "pi: name the session (empty clears)" })
-
-  local group = api.nvim_create_augroup("pi_nvim_ui", { clear = true })
-  api.nvim_create_autocmd("User", {
-    group = group,
-    pattern = { "PiSessionChanged", "PiSessionActive" },
-    callback = function()
-      local buf = vim.fn.bufnr("pi://tree")
-      if buf ~= -1 and vim.fn.bufwinid(buf) ~= -1 then
-        M.refresh_tree()
-      end
-      M.refresh_context()
-    end,
-  })
+--- Keep :PiTree and :PiContext current (called once by setup()).
+function M.attach()
+  local client = require("pi.client")
+  local function refresh()
+    local buf = vim.fn.bufnr("pi://tree")
+    if buf ~= -1 and vim.fn.bufwinid(buf) ~= -1 then
+      M.refresh_tree()
+    end
+    M.refresh_context()
+  end
+  client.on("PiSessionChanged", refresh)
+  client.on("PiSessionActive", refresh)
   api.nvim_create_autocmd("BufWipeout", {
-    group = group,
+    group = api.nvim_create_augroup("pi_nvim_ui", { clear = true }),
     pattern = "pi://tree",
     callback = function(ev)
       tree_ids[ev.buf] = nil
