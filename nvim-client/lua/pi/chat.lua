@@ -22,6 +22,7 @@ M.keys = {
   edit_resend = "<LocalLeader>e",
   branch_here = "<LocalLeader>b",
   fork_here = "<LocalLeader>f",
+  rewind = "<LocalLeader>r", -- the files back to this message's state (preview first)
 }
 
 local FOLD_EXPR = "getline(v:lnum)=~'^┆'?(getline(v:lnum-1)=~'^┆'?1:'>1'):0"
@@ -346,6 +347,10 @@ local function map_keys(buf)
   map("n", keys.edit_resend, actions.edit_resend, "pi: edit and resend the message under the cursor")
   map("n", keys.branch_here, actions.branch_here, "pi: continue from the message under the cursor")
   map("n", keys.fork_here, actions.fork_here, "pi: new session from the message under the cursor")
+  map("n", keys.rewind, function()
+    local entry = M.entry_at(buf, api.nvim_win_get_cursor(0)[1] - 1)
+    require("pi.rewind").rewind(entry and entry.id or nil, false)
+  end, "pi: rewind the files to the message under the cursor (preview first)")
 end
 
 --- Fold thinking and tool output in every window showing a chat buffer.

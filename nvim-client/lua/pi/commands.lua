@@ -28,14 +28,22 @@ function M.tokens(n)
   return tostring(math.floor(n))
 end
 
---- Ask a yes/no question through vim.ui.select; `on_yes` runs only for the first answer.
-local function confirm(question, yes, on_yes)
+--- Ask a yes/no question through vim.ui.select; `on_yes` runs only for the first answer,
+--- `on_no` (if given) for any other.
+---@param question string
+---@param yes string the first answer's text ("Cancel" is the other)
+---@param on_yes fun()
+---@param on_no? fun()
+function M.confirm(question, yes, on_yes, on_no)
   vim.ui.select({ yes, "Cancel" }, { prompt = pi().short(question) }, function(choice)
     if choice == yes then
       on_yes()
+    elseif on_no then
+      on_no()
     end
   end)
 end
+local confirm = M.confirm
 
 -- ---------------------------------------------------------------- :PiCompact
 
@@ -208,8 +216,10 @@ function M.fork(callback)
   end)
 end
 
---- The entry to branch from: `id`, else the entry under the cursor in :PiTree or a chat, else nil.
-local function entry_here(id)
+--- The entry `id`, else the entry under the cursor in :PiTree or a chat, else nil.
+---@param id? string
+---@return string?
+function M.entry_here(id)
   if id and id ~= "" then
     return id
   end
@@ -235,7 +245,7 @@ function M.branch(id, callback)
       end
     end)
   end
-  local here = entry_here(id)
+  local here = M.entry_here(id)
   if here then
     return from(here)
   end

@@ -105,6 +105,28 @@ M.commands = {
     end,
     opts = { nargs = "?", desc = "pi: send, queued as a follow-up while a run is active" },
   },
+  PiRewind = {
+    run = function(a)
+      require("pi.rewind").rewind(a.args ~= "" and a.args or nil, a.bang)
+    end,
+    opts = {
+      nargs = "?",
+      bang = true,
+      desc = "pi: restore the files to an entry's state (under the cursor, else the leaf); ! overwrites conflicts",
+    },
+  },
+  PiUndoRestore = {
+    run = function()
+      require("pi.rewind").undo()
+    end,
+    opts = { desc = "pi: put back what the last :PiRewind changed" },
+  },
+  PiChanges = {
+    run = function()
+      require("pi.changes").open()
+    end,
+    opts = { desc = "pi: the files the last run changed, as a quickfix list (<CR> diff, X revert)" },
+  },
   PiCompact = {
     run = function(a)
       commands().compact(a.args)
