@@ -24,6 +24,10 @@ out.messages = messages
 out.columns = vim.o.columns
 out.help_ok = pcall(vim.cmd, "help pi.txt")
 out.help_file = vim.fn.expand("%:t")
+vim.cmd("close")
+out.help_pi_ok = pcall(vim.cmd, "help pi")
+out.help_pi_path = vim.fn.expand("%:p")
+out.help_pi_line = vim.api.nvim_get_current_line()
 
 pi.stop()
 pi.setup({ autostart = false, server_dirs = { "/nonexistent" } })

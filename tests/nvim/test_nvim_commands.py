@@ -106,6 +106,15 @@ async def test_every_command_in_a_real_neovim(tmp_path: Path, nvim: str) -> None
         r"pi: compact\? \S+ tokens now; summarise \d+ messages, keep from ", seen["compact_question"]
     )
     assert seen["compact_items"] == ["Compact", "Cancel"]
+    preview = seen["compact_preview"]
+    assert (
+        preview[0].startswith("# Compaction: ")
+        and "## Summarised" in preview
+        and "## Kept as it is" in preview
+    )
+    assert any(line.startswith("- user: hello") for line in preview), preview
+    # no message below the stock question (it would wait for Enter): only the one-line result
+    assert [m for m in seen["compact_messages"] if m.startswith("pi: compact")] == [seen["compacted"]]
     assert "(offline)" in seen["compacted"]
     compactions = [e for e in main if e["type"] == "compaction"]
     assert len(compactions) == 2  # :PiCompact, then the automatic one after the big reply
@@ -166,7 +175,12 @@ async def test_every_command_in_a_real_neovim(tmp_path: Path, nvim: str) -> None
     assert "pi-lsp " in health and "protocol 2" in health
     assert "API key found (ANTHROPIC_API_KEY)" in health and API_KEY not in health
     assert "tokenizer tiktoken" in health and "watched: AGENTS.md" in health
+    assert "model calls go to http://127.0.0.1:" in health  # the fake's ANTHROPIC_BASE_URL
+    assert "model anthropic/claude-sonnet-4-5, thinking" in health and "session " in health
     # every message fit one line; the model was asked exactly as scripted; quitting logged no error
     assert all("\n" not in m for m in seen["messages"])
     assert len(requests) == 8
     assert "Traceback" not in log and "RuntimeError" not in log, log[-3000:]
+    # the server logs to its own file (--log-file), not to stderr, which Neovim copies in at ERROR
+    assert '"stderr"' not in log, log[-3000:]
+    assert (tmp_path / "cache" / "nvim" / "pi-lsp.log").exists()

@@ -5,6 +5,7 @@ taken back (``queue_e2e.lua``), and an error is shown whole with the typed text 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +106,49 @@ async def test_error_is_shown_whole_and_the_text_kept(tmp_path: Path, nvim: str)
     assert not seen["running"]
     assert any(m.endswith("...") for m in seen["messages"])  # the notification alone was cut
     assert seen["stored"][2:] == ["_(error: 400 invalid_request_error: " + "x" * 120, "second line)_", ""]
+
+
+async def test_first_contact_with_the_chat(tmp_path: Path, nvim: str) -> None:
+    replies = [
+        Reply(
+            events=assistant_stream(
+                Text("First answer."), message_id="m_1", input_tokens=1200, output_tokens=35
+            )
+        ),
+        _text("Second answer.", "m_2"),
+    ]
+    files = {
+        "notes.txt": "",
+        ".pi/skills/demo/SKILL.md": "---\nname: demo\ndescription: A demo skill.\n---\nDo the demo.\n",
+    }
+    ws = Workspace(files)
+    try:
+        seen = await _run(nvim, tmp_path, ws, "chat_ux_e2e.lua", replies, approval="auto")
+        first_file = sorted(ws.sessions.glob("*.jsonl"))[0]  # the fork wrote a second one
+        lines = [json.loads(line) for line in first_file.read_text().splitlines()]
+        messages = [e["message"] for e in lines if e["type"] == "message"]
+        users = ["".join(b["text"] for b in m["content"]) for m in messages if m["role"] == "user"]
+    finally:
+        ws.cleanup()
+
+    assert seen["linebreak"] is True
+    # sent, echoed before the server answered, a working indicator; insert mode kept
+    assert seen["mode_after_send"] == "i"
+    assert seen["echoed"][:3] == ["## You", "", "hello there"], seen["echoed"]
+    assert "working" in seen["header_working"] and "working" in seen["statusline_working"]
+    assert "working" not in seen["header_done"] and "working" not in seen["statusline_done"]
+    assert MODEL in seen["header_done"]
+    first = seen["first"]
+    assert first.count("hello there") == 1  # the echo was replaced by the stored message
+    assert first[-1] == "world"  # the letter after <C-s> was not lost
+    # each reply: model, tokens, cost
+    footer = next(line for line in first if line.startswith("_" + MODEL))
+    assert "1.2k in, 35 out" in footer and "$" in footer, footer
+    # after a navigation the window shows the transcript's end, nothing past it
+    nav = seen["after_nav"]
+    assert nav["last_visible"] == nav["line_count"] and nav["top"] > 1, nav
+    assert any("send" in line for line in seen["keys"]) and any("rewind" in line for line in seen["keys"])
+    assert {"/compact", "/model", "/skill:demo"} <= set(seen["completions"]), seen["completions"]
+    assert "explain these" in users[1] and "`notes.txt` lines 2-3:" in users[1] and "beta\ngamma" in users[1]
+    assert "alpha\nbeta\ngamma\ndelta" in seen["expanded"] and "`notes.txt`" in seen["expanded"]
+    assert seen["windows_after_fork"] == 0 and seen["fork_chat_shown"]

@@ -49,6 +49,9 @@ def test_setup_without_cmd_finds_the_venv_server(tmp_path: Path, nvim: str) -> N
     assert seen["messages"] and seen["messages"][0].startswith("pi: new session ")
     assert all(len(m) < seen["columns"] and "\n" not in m for m in seen["messages"]), seen["messages"]
     assert seen["help_ok"] is True and seen["help_file"] == "pi.txt"
+    # `:help pi` opens the plugin's help (its own *pi* tag), not another topic
+    assert seen["help_pi_ok"] is True and seen["help_pi_path"] == str(REPO / "nvim-client" / "doc" / "pi.txt")
+    assert "*pi*" in seen["help_pi_line"]
     assert seen["missing_client"] is True
     assert "cmd =" in seen["missing_message"] and "server_dirs" in seen["missing_message"]
 

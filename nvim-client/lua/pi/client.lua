@@ -28,6 +28,7 @@ local has_011 = vim.fn.has("nvim-0.11") == 1
 ---@field commands? boolean create the :Pi... commands (default true)
 ---@field chat_keys? table<string, string> over pi.chat.keys ("" unmaps)
 ---@field attach_patterns? string[] file names whose buffers the server gets (diagnostics of AGENTS.md, SKILL.md...)
+---@field log_file? string|false the server's own log (default: stdpath("cache")/pi-lsp.log); false: its stderr
 
 ---@type pi.Config
 M.config = {}
@@ -336,12 +337,26 @@ local function wants_buffer(bufnr)
   return false
 end
 
+--- The command with `--log-file`: the server logs to its own file at its own levels, not to stderr,
+--- which Neovim would copy into lsp.log as ERROR lines.
+local function with_log_file(cmd)
+  local file = M.config.log_file
+  if file == false or cmd == nil or vim.tbl_contains(cmd, "--log-file") then
+    return cmd
+  end
+  file = file or (vim.fn.stdpath("cache") .. "/pi-lsp.log")
+  vim.fn.mkdir(vim.fn.fnamemodify(file, ":h"), "p")
+  local full = vim.list_slice(cmd)
+  vim.list_extend(full, { "--log-file", file })
+  return full
+end
+
 --- The server's client configuration (cmd, settings, handlers, on_init, on_exit).
 local function client_config(cmd, root)
   local cfg = M.config
   return {
     name = "pi",
-    cmd = cmd,
+    cmd = with_log_file(cmd),
     capabilities = M.client_capabilities(),
     cmd_cwd = root,
     cmd_env = cfg.cmd_env,

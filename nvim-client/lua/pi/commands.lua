@@ -72,7 +72,48 @@ local function kept_preview(id, callback)
   end)
 end
 
---- :PiCompact [instructions]: show what pi/prepareCompaction would summarise and keep, then compact.
+--- Lines of the compaction preview: the branch's messages, those to be summarised first, then
+--- those kept as they are (from the first kept entry on).
+---@param prep table the pi/prepareCompaction result
+---@param entries table[] the branch (pi/getBranch)
+---@return string[]
+function M.compaction_preview_lines(prep, entries)
+  local render = require("pi.chat_render")
+  local lines = { string.format("# Compaction: %s tokens now", M.tokens(prep.tokensBefore)), "", "## Summarised" }
+  local kept = false
+  for _, entry in ipairs(entries) do
+    if entry.id == prep.firstKeptEntryId then
+      kept = true
+      vim.list_extend(lines, { "", "## Kept as it is" })
+    end
+    local message = entry.message
+    if entry.type == "message" and message then
+      local text = require("pi.tree").content_text(message.content) or message.command or ""
+      table.insert(lines, string.format("- %s: %s", message.role, render.one_line(tostring(text), 90)))
+    elseif entry.type == "compaction" then
+      table.insert(lines, "- (the previous summary: " .. render.one_line(tostring(entry.summary or ""), 70) .. ")")
+    end
+  end
+  if not kept then
+    vim.list_extend(lines, { "", "## Kept as it is", "- (nothing)" })
+  end
+  return lines
+end
+
+local COMPACT_PREVIEW = "pi://compact"
+
+local function close_window_of(name)
+  local buf = vim.fn.bufnr(name)
+  for _, win in ipairs(buf ~= -1 and vim.fn.win_findbuf(buf) or {}) do
+    if #api.nvim_list_wins() > 1 then
+      api.nvim_win_close(win, true)
+    end
+  end
+end
+
+--- :PiCompact [instructions]: show what pi/prepareCompaction would summarise and keep (a preview
+--- split and a one-line question), then compact. The statusline says "compacting" meanwhile: no
+--- message is added below the question (it would make Neovim wait for Enter).
 function M.compact(instructions, callback)
   pi().prepare_compaction({}, function(err, prep)
     if err then
@@ -82,12 +123,19 @@ function M.compact(instructions, callback)
       return info("nothing to compact: every message is within keepRecentTokens")
     end
     kept_preview(prep.firstKeptEntryId, function(kept)
-      confirm(M.compaction_question(prep, kept), "Compact", function()
+      pi().get_branch({}, function(err_branch, branch)
+        if not err_branch then
+          local buf = require("pi.ui").scratch(COMPACT_PREVIEW, "markdown")
+          require("pi.ui").set_lines(buf, M.compaction_preview_lines(prep, branch.entries or {}))
+          vim.cmd("redraw") -- drawn before the stock vim.ui.select blocks
+        end
+        confirm(M.compaction_question(prep, kept), "Compact", function()
+        close_window_of(COMPACT_PREVIEW)
+        vim.cmd("redraw")
         local params = {}
         if instructions and instructions ~= "" then
           params.customInstructions = instructions
         end
-        info("compacting...")
         pi().compact(params, function(err2, result)
           if err2 then
             return fail("compact", err2)
@@ -97,6 +145,9 @@ function M.compact(instructions, callback)
           if callback then
             callback(result)
           end
+        end)
+        end, function()
+          close_window_of(COMPACT_PREVIEW)
         end)
       end)
     end)

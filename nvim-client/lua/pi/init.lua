@@ -99,6 +99,7 @@ local defaults = {
   commands = true,
   chat_keys = {}, -- over pi.chat.keys: { send_normal = "<CR>", stop = "<C-c>", yank_code = "gy", ... } ("" unmaps)
   attach_patterns = { "AGENTS.md", "CLAUDE.md", "SYSTEM.md", "APPEND_SYSTEM.md", "SKILL.md" },
+  log_file = nil, -- nil: stdpath("cache")/pi-lsp.log (passed as --log-file); false: the server's stderr
 }
 
 ---@type pi.Config
@@ -177,6 +178,7 @@ local function attach_ui()
   require("pi.reload").attach()
   require("pi.approval").attach()
   require("pi.ui").attach()
+  require("pi.chat_complete").track()
 end
 
 --- Start the server (if needed) and return the LSP client object.
@@ -239,6 +241,7 @@ function M.setup(opts)
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = group,
     callback = function()
+      require("pi.chat").abort_all(1000) -- a run stopped first never writes to a closed pipe
       M.stop()
     end,
   })

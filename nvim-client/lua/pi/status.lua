@@ -55,6 +55,8 @@ function M.statusline()
   end
   if pi().state.compacting[session.sessionId] then
     text = text .. " (compacting)"
+  elseif require("pi.chat").is_running(session.sessionId) then
+    text = text .. " working..."
   end
   return text
 end

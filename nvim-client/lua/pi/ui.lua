@@ -42,6 +42,27 @@ function M.show_buffer(buf, split)
   return buf
 end
 
+--- `?` in a pi buffer: its buffer-local normal-mode keys with what they do, in a `pi://keys` split.
+---@param title string
+---@param buf integer the buffer whose keys are listed
+function M.show_keys(title, buf)
+  local lines = { "# " .. title, "" }
+  local maps = api.nvim_buf_get_keymap(buf, "n")
+  table.sort(maps, function(a, b)
+    return a.lhs < b.lhs
+  end)
+  for _, map in ipairs(maps) do
+    if map.desc and map.desc:sub(1, 3) == "pi:" then
+      table.insert(lines, string.format("  %-12s %s", (map.lhs:gsub(" ", "<Space>")), map.desc:sub(5)))
+    end
+  end
+  vim.list_extend(lines, { "", "q closes this list" })
+  local keys = M.scratch("pi://keys", "pikeys")
+  vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = keys, silent = true, desc = "pi: close" })
+  M.set_lines(keys, lines)
+  return keys
+end
+
 --- A named scratch buffer, shown in a window (reused when already visible).
 function M.scratch(name, filetype)
   local buf = vim.fn.bufnr(name)
@@ -241,6 +262,9 @@ function M.open_tree(callback)
       M.refresh_tree()
     end, { buffer = buf, silent = true, desc = "pi: refresh tree" })
     vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, silent = true, desc = "pi: close" })
+    key("?", function()
+      M.show_keys("pi tree keys", buf)
+    end, "the keys of this buffer")
     render_tree(buf, t)
     if callback then
       callback(nil, buf)

@@ -78,9 +78,14 @@ M.commands = {
   },
   PiChat = {
     run = function(a)
-      chat().open(a.args)
+      local text = a.args
+      if a.range > 0 then -- :'<,'>PiChat [question]: the lines go with their path and numbers
+        local block = require("pi.chat_complete").block(vim.api.nvim_get_current_buf(), a.line1, a.line2)
+        text = text ~= "" and (text .. "\n\n" .. block) or block
+      end
+      chat().open(text)
     end,
-    opts = { nargs = "?", desc = "pi: chat with the active session (sends the text given)" },
+    opts = { nargs = "?", range = true, desc = "pi: chat with the active session (sends the text given, and the range)" },
   },
   PiStop = {
     run = function()
