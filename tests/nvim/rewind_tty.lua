@@ -71,6 +71,12 @@ local ok, err = pcall(function()
   feed("X")
   H.wait_for("the revert", function() return read("file.txt") == "A" end)
   out.after_revert = { a = read("file.txt"), new = read("new.txt") }
+
+  -- :PiRewind! over a file changed by hand: a conflict, overwritten after the second question
+  vim.fn.writefile({ "hand" }, "file.txt")
+  vim.cmd("PiRewind! " .. out.first_leaf)
+  H.wait_for("the forced rewind", function() return read("file.txt") == "A" and read("new.txt") == vim.NIL end, 60000)
+  out.after_forced = { a = read("file.txt"), new = read("new.txt") }
 end)
 if not ok then
   out.error = tostring(err)

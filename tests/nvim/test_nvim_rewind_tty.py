@@ -34,7 +34,7 @@ async def test_rewind_undo_and_changes(tmp_path: Path, nvim: str) -> None:
             write_agent_dir(ws.agent_dir, fake.url, ws.settings)
             settings: dict[str, Any] = {"model": MODEL, "sessionDir": str(ws.sessions), "approval": "auto"}
             screens, seen = await run_tty(
-                nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, [Answer(b"1\r")], 120
+                nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, [Answer(b"1\r")] * 3, 120
             )
     finally:
         ws.cleanup()
@@ -59,3 +59,7 @@ async def test_rewind_undo_and_changes(tmp_path: Path, nvim: str) -> None:
     assert seen["qf_title"].startswith("pi changes: 2 file(s)")
     assert [(side["lines"], side["diff"]) for side in seen["diff_tab"]] == [(["A"], True), (["B"], True)]
     assert seen["after_revert"] == {"a": "A", "new": "new"}
+    # :PiRewind! with file.txt changed by hand: shown as a conflict, overwritten after a second question
+    assert "modify  file.txt   CONFLICT" in screens.shown[1], screens.shown[1][-3000:]
+    assert "pi: overwrite 1 file(s) changed since" in screens.shown[2], screens.shown[2][-3000:]
+    assert seen["after_forced"] == {"a": "A", "new": None}
