@@ -21,11 +21,16 @@ local ok, err = pcall(function()
   pi.setup({ cmd = cfg.cmd, autostart = false, settings = cfg.settings })
   vim.cmd("edit notes.txt")
   local notes = vim.api.nvim_get_current_buf()
-  vim.cmd("PiChat")
+  -- the first :PiChat on a cold server: the message is on the screen before the server answers
+  local windows_before = #vim.api.nvim_tabpage_list_wins(0)
+  vim.cmd("PiChat hello cold")
+  out.cold = { lines = H.lines(0), header = header(0), ready = pi.is_ready() }
   H.wait_for("the chat buffer", function() return pi.state.session and chat.buffer(pi.state.session.sessionId) ~= nil end)
   local buf = chat.buffer(pi.state.session.sessionId)
   local win = vim.fn.bufwinid(buf)
   out.linebreak = vim.api.nvim_win_get_option(win, "linebreak")
+  H.wait_for("the first reply", function() return H.text(buf):find("First answer.", 1, true) ~= nil and not chat.chat(buf).running end)
+  out.windows_after_cold = #vim.api.nvim_tabpage_list_wins(0) - windows_before
 
   -- <C-s> in insert mode: sent, echoed at once, still in insert mode; "w" typed next is kept
   vim.api.nvim_set_current_win(win)
@@ -40,7 +45,7 @@ local ok, err = pcall(function()
   end
   feed("ihello there<C-s>world<Esc>", "xt")
   chat.send = real_send
-  H.wait_for("the first reply", function() return H.text(buf):find("First answer.", 1, true) ~= nil and not chat.chat(buf).running end)
+  H.wait_for("the second reply", function() return H.text(buf):find("Second answer.", 1, true) ~= nil and not chat.chat(buf).running end)
   out.first = H.lines(buf)
   out.header_done = header(win)
   out.statusline_done = pi.statusline()
@@ -71,7 +76,7 @@ local ok, err = pcall(function()
   vim.api.nvim_buf_set_lines(notes, 0, -1, false, { "alpha", "beta", "gamma", "delta" })
   local windows = #vim.api.nvim_tabpage_list_wins(0)
   vim.cmd("2,3PiChat explain these")
-  H.wait_for("the second reply", function() return H.text(buf):find("Second answer.", 1, true) ~= nil and not chat.chat(buf).running end)
+  H.wait_for("the third reply", function() return H.text(buf):find("Third answer.", 1, true) ~= nil and not chat.chat(buf).running end)
   out.windows_same_after_range = #vim.api.nvim_tabpage_list_wins(0) == windows
   out.expanded = complete.expand("see #buffer")
 

@@ -116,6 +116,7 @@ async def test_first_contact_with_the_chat(tmp_path: Path, nvim: str) -> None:
             )
         ),
         _text("Second answer.", "m_2"),
+        _text("Third answer.", "m_3"),
     ]
     files = {
         "notes.txt": "",
@@ -131,10 +132,15 @@ async def test_first_contact_with_the_chat(tmp_path: Path, nvim: str) -> None:
     finally:
         ws.cleanup()
 
+    # the first :PiChat on a cold server: the message shown before the server even answered
+    cold = seen["cold"]
+    assert cold["ready"] is False and cold["lines"][:3] == ["## You", "", "hello cold"], cold
+    assert "working" in cold["header"] and seen["windows_after_cold"] == 1
     assert seen["linebreak"] is True
     # sent, echoed before the server answered, a working indicator; insert mode kept
     assert seen["mode_after_send"] == "i"
-    assert seen["echoed"][:3] == ["## You", "", "hello there"], seen["echoed"]
+    echoed = seen["echoed"]
+    assert "hello there" in echoed and echoed[echoed.index("hello there") - 2] == "## You", echoed
     assert "working" in seen["header_working"] and "working" in seen["statusline_working"]
     assert "working" not in seen["header_done"] and "working" not in seen["statusline_done"]
     assert MODEL in seen["header_done"]
@@ -149,6 +155,7 @@ async def test_first_contact_with_the_chat(tmp_path: Path, nvim: str) -> None:
     assert nav["last_visible"] == nav["line_count"] and nav["top"] > 1, nav
     assert any("send" in line for line in seen["keys"]) and any("rewind" in line for line in seen["keys"])
     assert {"/compact", "/model", "/skill:demo"} <= set(seen["completions"]), seen["completions"]
-    assert "explain these" in users[1] and "`notes.txt` lines 2-3:" in users[1] and "beta\ngamma" in users[1]
+    assert users[:2] == ["hello cold", "hello there"]
+    assert "explain these" in users[2] and "`notes.txt` lines 2-3:" in users[2] and "beta\ngamma" in users[2]
     assert "alpha\nbeta\ngamma\ndelta" in seen["expanded"] and "`notes.txt`" in seen["expanded"]
     assert seen["windows_after_fork"] == 0 and seen["fork_chat_shown"]

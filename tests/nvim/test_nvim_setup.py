@@ -52,6 +52,7 @@ def test_setup_without_cmd_finds_the_venv_server(tmp_path: Path, nvim: str) -> N
     # `:help pi` opens the plugin's help (its own *pi* tag), not another topic
     assert seen["help_pi_ok"] is True and seen["help_pi_path"] == str(REPO / "nvim-client" / "doc" / "pi.txt")
     assert "*pi*" in seen["help_pi_line"]
+    assert seen["agents_attached"] is True and seen["pi_clients"] == 1  # attached, no second server
     assert seen["missing_client"] is True
     assert "cmd =" in seen["missing_message"] and "server_dirs" in seen["missing_message"]
 

@@ -486,7 +486,8 @@ end
 function M.show_chat_window(buf)
   if vim.fn.bufwinid(buf) == -1 then
     for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-      if chats[api.nvim_win_get_buf(win)] then
+      local shown = api.nvim_win_get_buf(win)
+      if chats[shown] or shown == M.placeholder then
         api.nvim_win_set_buf(win, buf)
         break
       end
@@ -537,11 +538,33 @@ function M.open(text, callback)
   if session and session.sessionId then
     return show(session.sessionId, text, callback)
   end
+  -- the server may take seconds to start: show the message (and that it is starting) at once
+  local placeholder = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_option(placeholder, "bufhidden", "wipe")
+  api.nvim_buf_set_option(placeholder, "filetype", "markdown")
+  local lines = (text and text ~= "") and M.message_lines({ role = "user", content = text }) or {}
+  table.insert(lines, "_starting pi-lsp..._")
+  api.nvim_buf_set_lines(placeholder, 0, -1, false, lines)
+  M.placeholder = placeholder
+  require("pi.ui").show_buffer(placeholder, "botright vsplit")
+  api.nvim_win_set_option(0, vim.fn.has("nvim-0.8") == 1 and "winbar" or "statusline", "pi chat | working...")
+  vim.cmd("redraw")
   pi().new_session({}, function(err, state)
     if err then
+      if api.nvim_buf_is_valid(placeholder) then
+        api.nvim_buf_set_lines(placeholder, -2, -1, false, vim.split("## Error\n\n" .. pi().format_error(err), "\n"))
+      end
       return pi().notify("pi: chat: " .. pi().format_error(err), vim.log.levels.ERROR)
     end
-    show(state.sessionId, text, callback)
+    show(state.sessionId, text, function(buf)
+      if api.nvim_buf_is_valid(placeholder) then
+        pcall(api.nvim_buf_delete, placeholder, { force = true })
+      end
+      M.placeholder = nil
+      if callback then
+        callback(buf)
+      end
+    end)
   end)
 end
 
