@@ -31,7 +31,8 @@ ANSI = re.compile(
 
 @dataclass
 class Answer:
-    """Type ``keys`` once ``wanted`` (default: inputlist()'s question) is on the screen."""
+    """Type ``keys`` once ``wanted`` (default: inputlist()'s question) is on the screen. Neovim may
+    draw an earlier question again, so a test with several questions waits for each one's own text."""
 
     keys: bytes
     wanted: bytes = QUESTION
@@ -49,7 +50,8 @@ class Screens:
 
 
 def _read_until(fd: int, wanted: bytes, deadline: float, screen: bytearray) -> bool:
-    """Append what Neovim writes to ``screen`` until ``wanted`` appears (False at the deadline)."""
+    """Append what Neovim writes to ``screen`` until ``wanted`` appears in it, terminal codes
+    removed (False at the deadline)."""
     while time.monotonic() < deadline:
         ready, _, _ = select.select([fd], [], [], 0.2)
         if not ready:
@@ -57,11 +59,11 @@ def _read_until(fd: int, wanted: bytes, deadline: float, screen: bytearray) -> b
         try:
             chunk = os.read(fd, 65536)
         except OSError:  # the child closed the terminal
-            return wanted in screen
+            return wanted in ANSI.sub(b"", bytes(screen))
         if not chunk:
-            return wanted in screen
+            return wanted in ANSI.sub(b"", bytes(screen))
         screen.extend(chunk)
-        if wanted in screen:
+        if wanted in ANSI.sub(b"", bytes(screen)):
             return True
     return False
 

@@ -14,6 +14,11 @@ from tests.nvim.pty_driver import Answer, run_tty
 from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("rewind_tty.lua")
+ANSWERS = [  # "1<CR>": the first choice (Restore, Restore, Overwrite)
+    Answer(b"1\r", b"pi: restore 2 file(s)?"),
+    Answer(b"1\r", b"pi: restore 2 file(s), overwriting 1 changed since?"),
+    Answer(b"1\r", b"pi: overwrite 1 file(s) changed since"),
+]
 
 
 def _write(call_id: str, path: str, content: str) -> ToolUse:
@@ -34,7 +39,7 @@ async def test_rewind_undo_and_changes(tmp_path: Path, nvim: str) -> None:
             write_agent_dir(ws.agent_dir, fake.url, ws.settings)
             settings: dict[str, Any] = {"model": MODEL, "sessionDir": str(ws.sessions), "approval": "auto"}
             screens, seen = await run_tty(
-                nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, [Answer(b"1\r")] * 3, 120
+                nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, ANSWERS, 120
             )
     finally:
         ws.cleanup()

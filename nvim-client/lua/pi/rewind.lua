@@ -140,7 +140,7 @@ function M.rewind(target, force, callback)
       require("pi.ui").set_lines(buf, M.preview_lines(preview))
       vim.cmd("redraw") -- the stock vim.ui.select blocks before a redraw: show the preview first
       local question = string.format("pi: restore %d file(s)%s?", #files - (force and 0 or conflicts),
-        (conflicts > 0 and not force) and string.format(" (%d conflict(s) left alone)", conflicts) or "")
+        conflicts == 0 and "" or string.format(force and ", overwriting %d changed since" or " (%d conflict(s) left alone)", conflicts))
       require("pi.commands").confirm(question, "Restore", function()
         local function go(overwrite)
           close_preview()
