@@ -98,7 +98,10 @@ local ok, err = pcall(function()
   end)
 
   step("compact", function()
-    answers["pi: compact?"] = function(items) return items[1] end
+    answers["pi: compact?"] = function(items)
+      out.compact_preview = lines(vim.fn.bufnr("pi://compact")) -- on the screen while asked
+      return items[1]
+    end
     local before = #out.messages
     vim.cmd("PiCompact keep the bash part")
     wait_for("the compaction", function() return said("pi: compacted:") ~= nil end)

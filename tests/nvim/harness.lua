@@ -35,7 +35,7 @@ end
 
 --- Wait until fn() is true, else fail with the current buffer's text.
 function H.wait_for(what, fn, ms)
-  if not vim.wait(ms or 20000, fn, 20) then
+  if not vim.wait(ms or 45000, fn, 20) then
     error("timed out waiting for " .. what .. "; buffer " .. vim.api.nvim_buf_get_name(0) .. ":\n" .. H.text())
   end
 end

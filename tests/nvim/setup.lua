@@ -24,6 +24,27 @@ out.messages = messages
 out.columns = vim.o.columns
 out.help_ok = pcall(vim.cmd, "help pi.txt")
 out.help_file = vim.fn.expand("%:t")
+vim.cmd("close")
+out.help_pi_ok = pcall(vim.cmd, "help pi")
+out.help_pi_path = vim.fn.expand("%:p")
+out.help_pi_line = vim.api.nvim_get_current_line()
+
+-- a buffer of attach_patterns is attached to the running client (0.11: through vim.lsp.enable)
+local function pi_clients(filter)
+  local all
+  if vim.lsp.get_clients then
+    all = vim.lsp.get_clients(filter)
+  elseif filter.bufnr then -- 0.7
+    all = vim.tbl_values(vim.lsp.buf_get_clients(filter.bufnr))
+  else
+    all = vim.lsp.get_active_clients()
+  end
+  return vim.tbl_filter(function(c) return c.name == "pi" end, all)
+end
+vim.fn.writefile({ "# Agents" }, "AGENTS.md")
+vim.cmd("edit AGENTS.md")
+out.agents_attached = vim.wait(10000, function() return #pi_clients({ bufnr = 0 }) == 1 end, 20)
+out.pi_clients = #pi_clients({})
 
 pi.stop()
 pi.setup({ autostart = false, server_dirs = { "/nonexistent" } })

@@ -6,23 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.agent.chat_support import MODEL, Workspace
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
-from tests.nvim.headless import NVIM, run_lua
+from tests.nvim.headless import run_lua
 from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("chat_e2e.lua")
-
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
 
 
 def _text(reply: str, message_id: str) -> Reply:
     return Reply(events=assistant_stream(Text(reply), message_id=message_id))
 
 
-async def test_chat_streams_approves_and_stops(tmp_path: Path) -> None:
+async def test_chat_streams_approves_and_stops(tmp_path: Path, nvim: str) -> None:
     partial = assistant_stream(Text("Partial reply that never ends"), message_id="m_slow")
     stalled = Reply(events=partial, stall_after=5)  # the connection stays open: only an abort ends it
     call = ToolUse("toolu_B", "bash", {"command": "echo approved-run"})
@@ -33,7 +29,7 @@ async def test_chat_streams_approves_and_stops(tmp_path: Path) -> None:
         async with FakeAnthropic(replies) as fake:
             write_agent_dir(ws.agent_dir, fake.url, ws.settings)
             settings = {"model": MODEL, "sessionDir": str(ws.sessions)}
-            seen = await run_lua(SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, 90)
+            seen = await run_lua(nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, 90)
             requests = len(fake.requests)
         messages = [e["message"] for e in ws.entries() if e["type"] == "message"]
     finally:

@@ -20,13 +20,11 @@ from typing import Any
 
 import pytest
 
-from tests.nvim.headless import NVIM, nvim_argv, server_cmd
+from tests.nvim.headless import REPO, server_cmd
 
 SCRIPT = Path(__file__).with_name("e2e.lua")
 DEADLINE_S = 25.0
 DEEP_ENTRIES = 1200  # a linear chain: a nested pi/getTree answer would be ~2400 JSON levels deep
-
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -87,17 +85,17 @@ def _deep_session(workspace: Path, session_dir: Path, count: int) -> Path:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def run(tmp_path_factory: pytest.TempPathFactory, nvim: str) -> Iterator[dict[str, Any]]:
     """Run the Lua script once; returns its results plus what this side did."""
     tmp = tmp_path_factory.mktemp("nvim-e2e")
     agent_dir = tmp / "agent"
     with pytest.MonkeyPatch.context() as patch:
         # this process writes session files too: keep its side files away from ~/.pi as well
         patch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
-        yield _run_nvim(tmp, agent_dir)
+        yield _run_nvim(nvim, tmp, agent_dir)
 
 
-def _run_nvim(tmp: Path, agent_dir: Path) -> dict[str, Any]:
+def _run_nvim(nvim: str, tmp: Path, agent_dir: Path) -> dict[str, Any]:
     from pi_lsp.session import SessionManager
 
     sessions_dir = tmp / "sessions"
@@ -131,7 +129,20 @@ def _run_nvim(tmp: Path, agent_dir: Path) -> dict[str, Any]:
         "NVIM_LOG_FILE": str(tmp / "nvim.log"),
     }
     env.pop("ANTHROPIC_API_KEY", None)
-    command = nvim_argv(SCRIPT)
+    command = [
+        nvim,
+        "--headless",
+        "--clean",
+        "-u",
+        "NONE",
+        "-i",
+        "NONE",
+        "-n",
+        "--cmd",
+        f"set rtp+={REPO / 'nvim-client'}",
+        "-c",
+        f"luafile {SCRIPT}",
+    ]
     started = time.monotonic()
     proc = subprocess.Popen(
         command,

@@ -13,8 +13,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.agent.chat_support import API_KEY, MODEL, Workspace
 from tests.llm.fake_anthropic import (
     FakeAnthropic,
@@ -25,12 +23,11 @@ from tests.llm.fake_anthropic import (
     assistant_stream,
     error_reply,
 )
-from tests.nvim.headless import NVIM, lsp_log, run_lua
+from tests.nvim.headless import lsp_log, run_lua
 from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("commands_e2e.lua")
 
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
 
 CODE_REPLY = "Here:\n```lua\nprint('hi')\n```\nBye."
 
@@ -58,7 +55,7 @@ def _replies() -> list[Reply]:
     ]
 
 
-async def _run(tmp_path: Path, ws: Workspace) -> tuple[dict[str, Any], list[Any], str]:
+async def _run(nvim: str, tmp_path: Path, ws: Workspace) -> tuple[dict[str, Any], list[Any], str]:
     async with FakeAnthropic(_replies()) as fake:
         write_agent_dir(ws.agent_dir, fake.url, ws.settings)
         settings = {
@@ -71,7 +68,7 @@ async def _run(tmp_path: Path, ws: Workspace) -> tuple[dict[str, Any], list[Any]
         (tmp_path / "fresh").mkdir()
         new_path = str(tmp_path / "fresh" / "new-session.jsonl")
         env = ws.server_env(fake.url)
-        seen = await run_lua(SCRIPT, tmp_path, ws.cwd, env, settings, 150, new_session_path=new_path)
+        seen = await run_lua(nvim, SCRIPT, tmp_path, ws.cwd, env, settings, 150, new_session_path=new_path)
         requests = list(fake.requests)
     return seen, requests, lsp_log(tmp_path)
 
@@ -80,10 +77,10 @@ def _entries(path: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
-async def test_every_command_in_a_real_neovim(tmp_path: Path) -> None:
+async def test_every_command_in_a_real_neovim(tmp_path: Path, nvim: str) -> None:
     ws = Workspace({"AGENTS.md": "Answer briefly.\n"})
     try:
-        seen, requests, log = await _run(tmp_path, ws)
+        seen, requests, log = await _run(nvim, tmp_path, ws)
         main = _entries(seen["session_file"])
     finally:
         ws.cleanup()
@@ -109,6 +106,15 @@ async def test_every_command_in_a_real_neovim(tmp_path: Path) -> None:
         r"pi: compact\? \S+ tokens now; summarise \d+ messages, keep from ", seen["compact_question"]
     )
     assert seen["compact_items"] == ["Compact", "Cancel"]
+    preview = seen["compact_preview"]
+    assert (
+        preview[0].startswith("# Compaction: ")
+        and "## Summarised" in preview
+        and "## Kept as it is" in preview
+    )
+    assert any(line.startswith("- user: hello") for line in preview), preview
+    # no message below the stock question (it would wait for Enter): only the one-line result
+    assert [m for m in seen["compact_messages"] if m.startswith("pi: compact")] == [seen["compacted"]]
     assert "(offline)" in seen["compacted"]
     compactions = [e for e in main if e["type"] == "compaction"]
     assert len(compactions) == 2  # :PiCompact, then the automatic one after the big reply
@@ -169,7 +175,12 @@ async def test_every_command_in_a_real_neovim(tmp_path: Path) -> None:
     assert "pi-lsp " in health and "protocol 2" in health
     assert "API key found (ANTHROPIC_API_KEY)" in health and API_KEY not in health
     assert "tokenizer tiktoken" in health and "watched: AGENTS.md" in health
+    assert "model calls go to http://127.0.0.1:" in health  # the fake's ANTHROPIC_BASE_URL
+    assert "model anthropic/claude-sonnet-4-5, thinking" in health and "session " in health
     # every message fit one line; the model was asked exactly as scripted; quitting logged no error
     assert all("\n" not in m for m in seen["messages"])
     assert len(requests) == 8
     assert "Traceback" not in log and "RuntimeError" not in log, log[-3000:]
+    # the server logs to its own file (--log-file), not to stderr, which Neovim copies in at ERROR
+    assert '"stderr"' not in log, log[-3000:]
+    assert (tmp_path / "cache" / "nvim" / "pi-lsp.log").exists()

@@ -7,19 +7,20 @@ iteration", logged a traceback and answered -32603, after which Neovim killed th
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
-import pytest
-
-from tests.nvim.headless import NVIM, nvim_argv, server_cmd
+from tests.agent.chat_support import MODEL, Workspace
+from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, assistant_stream
+from tests.nvim.headless import REPO, lsp_log, server_cmd
+from tests.pi.pi_rpc import write_agent_dir
 
 SCRIPT = Path(__file__).with_name("quit.lua")
-
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
 
 
 def _alive(pid: int) -> bool:
@@ -31,33 +32,27 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_quitting_neovim_logs_no_traceback(tmp_path: Path) -> None:
+def _quit(nvim: str, tmp_path: Path, cwd: Path, env: dict[str, str], **extra: Any) -> tuple[str, str]:
+    """Run quit.lua (``extra`` goes into its config) and wait for the server to end; returns the
+    server's log and Neovim's LSP log."""
     server_log = tmp_path / "server.log"
     ready = tmp_path / "ready.json"
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
     config = tmp_path / "config.json"
     command = [*server_cmd(), "--log-file", str(server_log), "--log-level", "info"]
-    config.write_text(json.dumps({"cmd": command, "ready": str(ready)}))
-    env = {
-        **os.environ,
+    config.write_text(json.dumps({"cmd": command, "ready": str(ready), **extra}))
+    full_env = {
+        **env,
         "PI_NVIM_TEST_CONFIG": str(config),
-        "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "NVIM_LOG_FILE": str(tmp_path / "nvim.log"),
     }
-    env.pop("ANTHROPIC_API_KEY", None)
     done = subprocess.run(
-        nvim_argv(SCRIPT),
-        cwd=workspace,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+        [nvim, "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
+         "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {SCRIPT}"],
+        cwd=cwd, env=full_env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
     assert done.returncode == 0, done.stdout.decode(errors="replace")[-2000:]
     info = json.loads(ready.read_text())
     assert info["ready"] is True
@@ -66,7 +61,33 @@ def test_quitting_neovim_logs_no_traceback(tmp_path: Path) -> None:
     while _alive(info["pid"]) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(info["pid"]), "the server did not exit after Neovim quit"
-    log = server_log.read_text()
+    return server_log.read_text(), lsp_log(tmp_path)
+
+
+def test_quitting_neovim_logs_no_traceback(tmp_path: Path, nvim: str) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    env.pop("ANTHROPIC_API_KEY", None)
+    log, client_log = _quit(nvim, tmp_path, workspace, env)
     assert "Traceback" not in log and "RuntimeError" not in log and " ERROR " not in log, log[-3000:]
-    lsp_log = (tmp_path / "cache" / "nvim" / "lsp.log").read_text()
-    assert "Traceback" not in lsp_log and "RuntimeError" not in lsp_log, lsp_log[-3000:]
+    assert "Traceback" not in client_log and "RuntimeError" not in client_log, client_log[-3000:]
+
+
+async def test_quitting_during_a_run_logs_no_traceback(tmp_path: Path, nvim: str) -> None:
+    """Quitting while a reply streams: the plugin aborts the run before it stops the server, so
+    the run never writes to a closed stdout ("ValueError: I/O operation on closed file")."""
+    partial = assistant_stream(Text("Partial reply that never ends"), message_id="m_slow")
+    ws = Workspace()
+    try:
+        async with FakeAnthropic([Reply(events=partial, stall_after=5)]) as fake:
+            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+            settings = {"model": MODEL, "sessionDir": str(ws.sessions)}
+            env = ws.server_env(fake.url)
+            log, client_log = await asyncio.to_thread(
+                _quit, nvim, tmp_path, ws.cwd, env, settings=settings, prompt="hello"
+            )
+    finally:
+        ws.cleanup()
+    assert "Traceback" not in log and "closed file" not in log and " ERROR " not in log, log[-3000:]
+    assert "Traceback" not in client_log, client_log[-3000:]

@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.nvim.headless import NVIM, REPO
+from tests.nvim.headless import REPO
 
 SCRIPT = Path(__file__).with_name("setup.lua")
-
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
 
 
 def _path_without_pi_lsp() -> str:
@@ -24,7 +22,7 @@ def _path_without_pi_lsp() -> str:
 
 
 @pytest.mark.skipif(not (REPO / ".venv" / "bin" / "pi-lsp").exists(), reason="needs make setup's .venv")
-def test_setup_without_cmd_finds_the_venv_server(tmp_path: Path) -> None:
+def test_setup_without_cmd_finds_the_venv_server(tmp_path: Path, nvim: str) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     out = tmp_path / "out.json"
@@ -40,7 +38,7 @@ def test_setup_without_cmd_finds_the_venv_server(tmp_path: Path) -> None:
         "NVIM_LOG_FILE": str(tmp_path / "nvim.log"),
     }
     done = subprocess.run(
-        [str(NVIM), "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
+        [nvim, "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
          "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {SCRIPT}"],
         cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
     )  # fmt: skip
@@ -51,17 +49,21 @@ def test_setup_without_cmd_finds_the_venv_server(tmp_path: Path) -> None:
     assert seen["messages"] and seen["messages"][0].startswith("pi: new session ")
     assert all(len(m) < seen["columns"] and "\n" not in m for m in seen["messages"]), seen["messages"]
     assert seen["help_ok"] is True and seen["help_file"] == "pi.txt"
+    # `:help pi` opens the plugin's help (its own *pi* tag), not another topic
+    assert seen["help_pi_ok"] is True and seen["help_pi_path"] == str(REPO / "nvim-client" / "doc" / "pi.txt")
+    assert "*pi*" in seen["help_pi_line"]
+    assert seen["agents_attached"] is True and seen["pi_clients"] == 1  # attached, no second server
     assert seen["missing_client"] is True
     assert "cmd =" in seen["missing_message"] and "server_dirs" in seen["missing_message"]
 
 
-def test_committed_help_tags_are_current(tmp_path: Path) -> None:
+def test_committed_help_tags_are_current(tmp_path: Path, nvim: str) -> None:
     """doc/tags is committed so :help works without :helptags; it must match the doc."""
     doc = tmp_path / "doc"
     doc.mkdir()
     (doc / "pi.txt").write_text((REPO / "nvim-client" / "doc" / "pi.txt").read_text())
     subprocess.run(
-        [str(NVIM), "--headless", "--clean", "-u", "NONE", "-c", f"helptags {doc}", "-c", "qa!"],
+        [nvim, "--headless", "--clean", "-u", "NONE", "-c", f"helptags {doc}", "-c", "qa!"],
         stdin=subprocess.DEVNULL, capture_output=True, timeout=30, check=True,
     )  # fmt: skip
     assert (doc / "tags").read_text() == (REPO / "nvim-client" / "doc" / "tags").read_text()

@@ -21,6 +21,7 @@ async def test_status_without_a_key(tmp_path: Path) -> None:
         status = await call(client, "pi/getServerStatus")
     assert status["version"] == __version__ and status["protocolVersion"] == 3
     assert status["apiKey"] == {"found": False, "source": None}
+    assert status["baseUrl"] is None  # Anthropic's own endpoint
     chosen = (status["tokenizer"], status["summarizer"], status["approval"])
     assert chosen == ("estimate", "offline", "acceptEdits")
     watching = status["watching"]
@@ -34,8 +35,10 @@ async def test_status_names_where_the_key_is_but_never_the_key(tmp_path: Path) -
     space.write(space.agent / "auth.json", json.dumps({"anthropic": {"type": "api_key", "key": SECRET}}))
     async with prompt_server(space) as client:
         from_file = await call(client, "pi/getServerStatus")
-    async with prompt_server(space, ANTHROPIC_API_KEY=SECRET) as client:
+    proxy = "http://127.0.0.1:9/v"
+    async with prompt_server(space, ANTHROPIC_API_KEY=SECRET, ANTHROPIC_BASE_URL=proxy) as client:
         from_env = await call(client, "pi/getServerStatus")
+    assert from_env["baseUrl"] == proxy
     assert from_file["apiKey"] == {"found": True, "source": "auth.json"}
     assert from_env["apiKey"] == {"found": True, "source": "ANTHROPIC_API_KEY"}
     assert SECRET not in json.dumps([from_file, from_env])

@@ -1,12 +1,18 @@
 -- Approvals: a `pi/requestApproval` from the server is answered through vim.ui.select (Allow /
--- Allow always / Deny), with the command, an edit's diff or why the edit would fail shown in a
--- scratch split meanwhile.
+-- Allow always / Deny, and for an edit/write "Review hunks / edit": pi.review), with the command,
+-- an edit's diff or why the edit would fail shown in a scratch split meanwhile.
 local M = {}
 
 local api = vim.api
 
 M.choices = { "Allow", "Allow always", "Deny" }
+M.review_choice = "Review hunks / edit"
 local decisions = { Allow = "allow", ["Allow always"] = "allowAlways", Deny = "deny" }
+
+--- Whether the request's preview can be reviewed hunk by hunk (an edit/write with hunks).
+local function reviewable(preview)
+  return type(preview.hunks) == "table" and #preview.hunks > 0 and type(preview.newContent) == "string"
+end
 
 --- Answer a `pi/requestApproval`: show the command or diff, then ask through vim.ui.select. The
 --- LSP client needs the answer synchronously, so this waits (processing events) for the choice.
@@ -37,7 +43,11 @@ function M.approve(request)
     vim.cmd("redraw")
   end
   local choice, answered = nil, false
-  vim.ui.select(M.choices, {
+  local choices = M.choices
+  if reviewable(preview) then
+    choices = vim.list_extend(vim.list_slice(M.choices), { M.review_choice })
+  end
+  vim.ui.select(choices, {
     prompt = require("pi.chat_render").one_line(
       string.format("pi: allow %s %s?", request.toolName or "tool", what),
       70
@@ -54,7 +64,19 @@ function M.approve(request)
   if api.nvim_win_is_valid(previous) then
     api.nvim_set_current_win(previous)
   end
+  if choice == M.review_choice then
+    local answer = require("pi.review").review(request)
+    if api.nvim_win_is_valid(previous) then
+      api.nvim_set_current_win(previous)
+    end
+    return answer
+  end
   return { decision = decisions[choice] or "deny" }
+end
+
+--- Answer the server's approval requests (called once by setup()).
+function M.attach()
+  require("pi.client").answer("pi/requestApproval", M.approve)
 end
 
 return M

@@ -22,6 +22,8 @@ M.keys = {
   edit_resend = "<LocalLeader>e",
   branch_here = "<LocalLeader>b",
   fork_here = "<LocalLeader>f",
+  rewind = "<LocalLeader>r", -- the files back to this message's state (preview first)
+  help = "?", -- the keys of the chat
 }
 
 local FOLD_EXPR = "getline(v:lnum)=~'^┆'?(getline(v:lnum-1)=~'^┆'?1:'>1'):0"
@@ -34,11 +36,11 @@ local queue_ns = api.nvim_create_namespace("pi_chat_queue")
 -- entries = { [extmark id] = {id, role} } }
 local chats = {}
 
-local render = require("pi.chat_render")
-local split, folded, block_text = render.split, render.folded, render.block_text
-local tool_result_lines, entry_lines = render.tool_result_lines, render.entry_lines
-M.message_lines = render.message_lines
-M.fold_prefix = render.fold_prefix
+local chat_render = require("pi.chat_render")
+local split, folded, block_text = chat_render.split, chat_render.folded, chat_render.block_text
+local tool_result_lines, entry_lines = chat_render.tool_result_lines, chat_render.entry_lines
+M.message_lines = chat_render.message_lines
+M.fold_prefix = chat_render.fold_prefix
 
 local function marker_row(buf)
   local pos = api.nvim_buf_get_extmark_by_id(buf, ns, chats[buf].mark, {})
@@ -148,7 +150,7 @@ local function draw_queue(buf, chat)
   local lines = {}
   for _, kind in ipairs({ { "steering", "steering" }, { "followUp", "follow-up" } }) do
     for _, text in ipairs(queue[kind[1]] or {}) do
-      table.insert(lines, { { string.format("queued (%s): %s", kind[2], render.one_line(text, 100)), "Comment" } })
+      table.insert(lines, { { string.format("queued (%s): %s", kind[2], chat_render.one_line(text, 100)), "Comment" } })
     end
   end
   if #lines > 0 then
@@ -168,9 +170,11 @@ local function apply(buf, chat, params)
   local kind = event.type
   if kind == "agent_start" then
     chat.running = true
+    M.draw_header(buf)
   elseif kind == "agent_end" then
     -- a retry or a follow-up may start another loop: a run of ours ends with its pi/prompt answer
     chat.running = chat.in_flight == true
+    M.draw_header(buf)
   elseif kind == "message_start" and event.message and event.message.role == "assistant" then
     chat.text, chat.thinking = "", ""
     chat.live = marker_row(buf)
@@ -193,8 +197,19 @@ local function apply(buf, chat, params)
       chat.live, chat.text, chat.thinking = nil, "", ""
     elseif role == "toolResult" then
       on_tool_result(buf, chat, event.message, event.entryId)
+    elseif role == "user" and chat.echo and api.nvim_buf_get_extmark_by_id(buf, ns, chat.echo.mark, {})[1] then
+      -- the message echoed by send(): it is now stored
+      local row = api.nvim_buf_get_extmark_by_id(buf, ns, chat.echo.mark, {})[1]
+      replace(buf, row, row + chat.echo.count, M.message_lines(event.message))
+      api.nvim_buf_del_extmark(buf, ns, chat.echo.mark)
+      chat.echo = nil
+      mark_entry(buf, row, event.entryId, role)
     elseif role == "user" or role == "bashExecution" then
       mark_entry(buf, append(buf, M.message_lines(event.message)), event.entryId, role)
+    end
+    if role == "assistant" and event.message.model then
+      chat.model = event.message.model
+      M.draw_header(buf)
     end
   elseif kind == "queue_update" then
     chat.queue = { steering = event.steering or {}, followUp = event.followUp or {} }
@@ -277,16 +292,35 @@ function M.send(buf, text, behavior)
   if bang and vim.trim(command) ~= "" then
     return run_bash(buf, chat, bang, vim.trim(command))
   end
+  local builtin = require("pi.chat_complete").builtin(text)
+  if builtin then
+    return builtin()
+  end
+  text = require("pi.chat_complete").expand(text)
   local params = { session = chat.session, text = text }
   local starts = not (chat.running or chat.in_flight)
   if not starts then
     params.streamingBehavior = behavior or "steer"
+  else -- shown at once (a cold server answers after seconds); replaced by the stored message
+    local lines = M.message_lines({ role = "user", content = text })
+    local row = append(buf, lines)
+    chat.echo = { mark = api.nvim_buf_set_extmark(buf, ns, row, 0, {}), count = #lines, lines = lines }
   end
   chat.running = true
   chat.in_flight = chat.in_flight or starts
+  M.draw_header(buf)
   pi().prompt(params, function(err, result)
     if starts then -- the answer to the prompt that started the run comes when the run is over
       chat.in_flight, chat.running = false, false
+      if api.nvim_buf_is_valid(buf) then
+        local echo = chat.echo
+        chat.echo = nil
+        local row = echo and api.nvim_buf_get_extmark_by_id(buf, ns, echo.mark, {})[1]
+        if row then -- never stored (the prompt was refused): the text goes back to the prompt area
+          replace(buf, row, row + echo.count, {})
+        end
+        M.draw_header(buf)
+      end
     end
     if err then
       return prompt_failed(buf, text, err)
@@ -334,9 +368,10 @@ local function map_keys(buf)
     M.send(buf)
   end, "pi: send (steer while a run is active)")
   map("i", keys.send_insert, function()
-    vim.cmd("stopinsert")
+    -- stays in insert mode on the emptied prompt line, so the next letter typed starts the next message
     M.send(buf)
-  end, "pi: send")
+    api.nvim_win_set_cursor(0, { marker_row(buf) + 2, 0 })
+  end, "pi: send (stays in insert mode)")
   map("n", keys.follow_up, function()
     M.send(buf, nil, "followUp")
   end, "pi: send, queued as a follow-up while a run is active")
@@ -355,6 +390,14 @@ local function map_keys(buf)
   map("n", keys.edit_resend, actions.edit_resend, "pi: edit and resend the message under the cursor")
   map("n", keys.branch_here, actions.branch_here, "pi: continue from the message under the cursor")
   map("n", keys.fork_here, actions.fork_here, "pi: new session from the message under the cursor")
+  map("n", keys.help, function()
+    require("pi.ui").show_keys("pi chat keys", buf)
+  end, "pi: the keys of this buffer")
+  require("pi.chat_complete").attach(buf)
+  map("n", keys.rewind, function()
+    local entry = M.entry_at(buf, api.nvim_win_get_cursor(0)[1] - 1)
+    require("pi.rewind").rewind(entry and entry.id or nil, false)
+  end, "pi: rewind the files to the message under the cursor (preview first)")
 end
 
 --- Fold thinking and tool output in every window showing a chat buffer.
@@ -363,6 +406,39 @@ local function fold_window(win)
   api.nvim_win_set_option(win, "foldexpr", FOLD_EXPR)
   api.nvim_win_set_option(win, "foldlevel", 0)
   api.nvim_win_set_option(win, "foldenable", true)
+  api.nvim_win_set_option(win, "wrap", true)
+  api.nvim_win_set_option(win, "linebreak", true) -- long lines wrap between words
+end
+
+--- After the whole transcript was drawn again: folds recomputed (zX), and the window showing the
+--- end of the transcript with the cursor in the prompt area (never scrolled past the end).
+local function settle(buf)
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    api.nvim_win_call(win, function()
+      vim.cmd("normal! zX")
+      api.nvim_win_set_cursor(win, { api.nvim_buf_line_count(buf), 0 })
+      vim.cmd("normal! zb")
+    end)
+  end
+end
+
+--- The chat's header, in the winbar (the statusline on 0.7): the session, the model of the last
+--- reply (else the configured one) and "working..." while a run is on.
+function M.draw_header(buf)
+  local chat = chats[buf]
+  if not chat then
+    return
+  end
+  local session = pi().state.session
+  local name = session and session.sessionId == chat.session and session.name or nil
+  local model = chat.model or (pi().config.settings or {}).model or "default model"
+  local text =
+    string.format("pi chat %s | %s%s", name or chat.session:sub(1, 8), model, chat.running and " | working..." or "")
+  local option = vim.fn.has("nvim-0.8") == 1 and "winbar" or "statusline"
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    api.nvim_win_set_option(win, option, (text:gsub("%%", "%%%%")))
+  end
+  pcall(vim.cmd, "redrawstatus")
 end
 
 local function render(buf, session, entries)
@@ -371,6 +447,9 @@ local function render(buf, session, entries)
   api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   local lines, starts = {}, {}
   for _, entry in ipairs(entries) do
+    if entry.type == "message" and entry.message and entry.message.role == "assistant" and entry.message.model then
+      chat.model = entry.message.model
+    end
     local shown = entry_lines(entry)
     if #shown > 0 then
       table.insert(starts, { row = #lines, id = entry.id, role = entry.message and entry.message.role or entry.type })
@@ -383,6 +462,9 @@ local function render(buf, session, entries)
   chat.mark = api.nvim_buf_set_extmark(buf, ns, #lines - 2, 0, {})
   for _, start in ipairs(starts) do
     mark_entry(buf, start.row, start.id, start.role)
+  end
+  if chat.echo then -- a message sent but not stored yet stays in sight (a redraw cleared its mark)
+    chat.echo.mark = api.nvim_buf_set_extmark(buf, ns, append(buf, chat.echo.lines), 0, {})
   end
   draw_queue(buf, chat)
 end
@@ -401,11 +483,27 @@ function M.refresh(buf, callback)
       local prompt = api.nvim_buf_get_lines(buf, marker_row(buf) + 1, -1, false)
       render(buf, chat.session, result.entries or {})
       api.nvim_buf_set_lines(buf, marker_row(buf) + 1, -1, false, prompt)
+      settle(buf)
     end
     if callback then
       callback()
     end
   end)
+end
+
+--- Show the chat buffer `buf`: in its window, else in the window of another chat (a fork or a
+--- new session replaces the chat shown), else in a new split on the right.
+function M.show_chat_window(buf)
+  if vim.fn.bufwinid(buf) == -1 then
+    for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+      local shown = api.nvim_win_get_buf(win)
+      if chats[shown] or shown == M.placeholder then
+        api.nvim_win_set_buf(win, buf)
+        break
+      end
+    end
+  end
+  require("pi.ui").show_buffer(buf, "botright vsplit")
 end
 
 local function show(session_id, then_send, callback)
@@ -429,10 +527,11 @@ local function show(session_id, then_send, callback)
         end,
       })
     end
-    require("pi.ui").show_buffer(buf, "botright vsplit")
+    M.show_chat_window(buf)
     fold_window(api.nvim_get_current_win())
     render(buf, session_id, result.entries or {})
-    api.nvim_win_set_cursor(0, { api.nvim_buf_line_count(buf), 0 })
+    settle(buf)
+    M.draw_header(buf)
     if then_send and then_send ~= "" then
       M.send(buf, then_send)
     end
@@ -449,11 +548,33 @@ function M.open(text, callback)
   if session and session.sessionId then
     return show(session.sessionId, text, callback)
   end
+  -- the server may take seconds to start: show the message (and that it is starting) at once
+  local placeholder = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_option(placeholder, "bufhidden", "wipe")
+  api.nvim_buf_set_option(placeholder, "filetype", "markdown")
+  local lines = (text and text ~= "") and M.message_lines({ role = "user", content = text }) or {}
+  table.insert(lines, "_starting pi-lsp..._")
+  api.nvim_buf_set_lines(placeholder, 0, -1, false, lines)
+  M.placeholder = placeholder
+  require("pi.ui").show_buffer(placeholder, "botright vsplit")
+  api.nvim_win_set_option(0, vim.fn.has("nvim-0.8") == 1 and "winbar" or "statusline", "pi chat | working...")
+  vim.cmd("redraw")
   pi().new_session({}, function(err, state)
     if err then
+      if api.nvim_buf_is_valid(placeholder) then
+        api.nvim_buf_set_lines(placeholder, -2, -1, false, vim.split("## Error\n\n" .. pi().format_error(err), "\n"))
+      end
       return pi().notify("pi: chat: " .. pi().format_error(err), vim.log.levels.ERROR)
     end
-    show(state.sessionId, text, callback)
+    show(state.sessionId, text, function(buf)
+      if api.nvim_buf_is_valid(placeholder) then
+        pcall(api.nvim_buf_delete, placeholder, { force = true })
+      end
+      M.placeholder = nil
+      if callback then
+        callback(buf)
+      end
+    end)
   end)
 end
 
@@ -486,7 +607,7 @@ function M.take_queue(callback)
     end
     local buf = session and M.buffer(session)
     if buf then
-      require("pi.ui").show_buffer(buf, "botright vsplit")
+      M.show_chat_window(buf)
       put_back(buf)
     else
       M.open(nil, put_back)
@@ -503,6 +624,7 @@ end
 --- appended by another program or a compaction redraw the chat of the active session when no run
 --- is streaming; a navigation's editor text fills an empty prompt area, as pi's editor does.
 function M.attach()
+  require("pi.client").on("PiEvent", M.on_event)
   pi().on("PiSessionChanged", function(change)
     local reason = change.reason
     local active = pi().state.session
@@ -560,6 +682,40 @@ function M.entry_above(buf, row, role)
     row = start - 1
   end
   return nil
+end
+
+--- Abort the run of every chat that has one, waiting up to `timeout_ms` for the answers (on quit).
+---@param timeout_ms integer
+function M.abort_all(timeout_ms)
+  if not pi().is_ready() then
+    return
+  end
+  local pending = 0
+  for buf, chat in pairs(chats) do
+    if (chat.running or chat.in_flight) and api.nvim_buf_is_valid(buf) then
+      pending = pending + 1
+      pi().abort({ session = chat.session }, function()
+        pending = pending - 1
+      end)
+    end
+  end
+  if pending > 0 then
+    vim.wait(timeout_ms, function()
+      return pending == 0
+    end, 10)
+  end
+end
+
+--- Whether a chat of the session has a run on (or a prompt of ours unanswered).
+---@param session_id string
+---@return boolean
+function M.is_running(session_id)
+  for buf, chat in pairs(chats) do
+    if chat.session == session_id and (chat.running or chat.in_flight) and api.nvim_buf_is_valid(buf) then
+      return true
+    end
+  end
+  return false
 end
 
 --- The chat buffer of a session, or nil.

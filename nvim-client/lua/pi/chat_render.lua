@@ -74,6 +74,26 @@ function M.tool_result_lines(name, text, is_error, running)
   return lines
 end
 
+--- "_claude-sonnet-4-5 · 1.2k in, 35 out · $0.0042_": the model, tokens and cost of a reply (nil
+--- without usage).
+---@param message table an assistant message
+---@return string?
+function M.reply_footer(message)
+  local usage = type(message.usage) == "table" and message.usage or nil
+  if not usage then
+    return message.model and ("_" .. message.model .. "_") or nil
+  end
+  local tokens = require("pi.commands").tokens
+  local input = (usage.input or 0) + (usage.cacheRead or 0) + (usage.cacheWrite or 0)
+  local parts =
+    { tostring(message.model or "?"), string.format("%s in, %s out", tokens(input), tokens(usage.output or 0)) }
+  local cost = type(usage.cost) == "table" and usage.cost.total or nil
+  if type(cost) == "number" then
+    table.insert(parts, string.format("$%.4f", cost))
+  end
+  return "_" .. table.concat(parts, " · ") .. "_"
+end
+
 --- Markdown lines for one message of the branch (as stored or as sent in a pi/event).
 function M.message_lines(message)
   local role = message.role
@@ -93,6 +113,10 @@ function M.message_lines(message)
       if block.type == "toolCall" then
         table.insert(lines, tool_line(block.name, block.arguments))
       end
+    end
+    local footer = M.reply_footer(message)
+    if footer then
+      table.insert(lines, footer)
     end
     if message.stopReason == "aborted" or message.stopReason == "error" then
       -- the error whole (e.g. what the API said), never cut: it is how the user learns what to fix

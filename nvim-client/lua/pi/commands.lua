@@ -28,14 +28,22 @@ function M.tokens(n)
   return tostring(math.floor(n))
 end
 
---- Ask a yes/no question through vim.ui.select; `on_yes` runs only for the first answer.
-local function confirm(question, yes, on_yes)
+--- Ask a yes/no question through vim.ui.select; `on_yes` runs only for the first answer,
+--- `on_no` (if given) for any other.
+---@param question string
+---@param yes string the first answer's text ("Cancel" is the other)
+---@param on_yes fun()
+---@param on_no? fun()
+function M.confirm(question, yes, on_yes, on_no)
   vim.ui.select({ yes, "Cancel" }, { prompt = pi().short(question) }, function(choice)
     if choice == yes then
       on_yes()
+    elseif on_no then
+      on_no()
     end
   end)
 end
+local confirm = M.confirm
 
 -- ---------------------------------------------------------------- :PiCompact
 
@@ -69,7 +77,48 @@ local function kept_preview(id, callback)
   end)
 end
 
---- :PiCompact [instructions]: show what pi/prepareCompaction would summarise and keep, then compact.
+--- Lines of the compaction preview: the branch's messages, those to be summarised first, then
+--- those kept as they are (from the first kept entry on).
+---@param prep table the pi/prepareCompaction result
+---@param entries table[] the branch (pi/getBranch)
+---@return string[]
+function M.compaction_preview_lines(prep, entries)
+  local render = require("pi.chat_render")
+  local lines = { string.format("# Compaction: %s tokens now", M.tokens(prep.tokensBefore)), "", "## Summarised" }
+  local kept = false
+  for _, entry in ipairs(entries) do
+    if entry.id == prep.firstKeptEntryId then
+      kept = true
+      vim.list_extend(lines, { "", "## Kept as it is" })
+    end
+    local message = entry.message
+    if entry.type == "message" and message then
+      local text = require("pi.tree").content_text(message.content) or message.command or ""
+      table.insert(lines, string.format("- %s: %s", message.role, render.one_line(tostring(text), 90)))
+    elseif entry.type == "compaction" then
+      table.insert(lines, "- (the previous summary: " .. render.one_line(tostring(entry.summary or ""), 70) .. ")")
+    end
+  end
+  if not kept then
+    vim.list_extend(lines, { "", "## Kept as it is", "- (nothing)" })
+  end
+  return lines
+end
+
+local COMPACT_PREVIEW = "pi://compact"
+
+local function close_window_of(name)
+  local buf = vim.fn.bufnr(name)
+  for _, win in ipairs(buf ~= -1 and vim.fn.win_findbuf(buf) or {}) do
+    if #api.nvim_list_wins() > 1 then
+      api.nvim_win_close(win, true)
+    end
+  end
+end
+
+--- :PiCompact [instructions]: show what pi/prepareCompaction would summarise and keep (a preview
+--- split and a one-line question), then compact. The statusline says "compacting" meanwhile: no
+--- message is added below the question (it would make Neovim wait for Enter).
 function M.compact(instructions, callback)
   pi().prepare_compaction({}, function(err, prep)
     if err then
@@ -79,27 +128,37 @@ function M.compact(instructions, callback)
       return info("nothing to compact: every message is within keepRecentTokens")
     end
     kept_preview(prep.firstKeptEntryId, function(kept)
-      confirm(M.compaction_question(prep, kept), "Compact", function()
-        local params = {}
-        if instructions and instructions ~= "" then
-          params.customInstructions = instructions
+      pi().get_branch({}, function(err_branch, branch)
+        if not err_branch then
+          local buf = require("pi.ui").scratch(COMPACT_PREVIEW, "markdown")
+          require("pi.ui").set_lines(buf, M.compaction_preview_lines(prep, branch.entries or {}))
+          vim.cmd("redraw") -- drawn before the stock vim.ui.select blocks
         end
-        info("compacting...")
-        pi().compact(params, function(err2, result)
-          if err2 then
-            return fail("compact", err2)
+        confirm(M.compaction_question(prep, kept), "Compact", function()
+          close_window_of(COMPACT_PREVIEW)
+          vim.cmd("redraw")
+          local params = {}
+          if instructions and instructions ~= "" then
+            params.customInstructions = instructions
           end
-          info(
-            string.format(
-              "compacted: %s -> %s tokens (%s)",
-              M.tokens(result.tokensBefore),
-              M.tokens(result.tokensAfter),
-              tostring(result.summarizer or "")
+          pi().compact(params, function(err2, result)
+            if err2 then
+              return fail("compact", err2)
+            end
+            info(
+              string.format(
+                "compacted: %s -> %s tokens (%s)",
+                M.tokens(result.tokensBefore),
+                M.tokens(result.tokensAfter),
+                tostring(result.summarizer or "")
+              )
             )
-          )
-          if callback then
-            callback(result)
-          end
+            if callback then
+              callback(result)
+            end
+          end)
+        end, function()
+          close_window_of(COMPACT_PREVIEW)
         end)
       end)
     end)
@@ -249,8 +308,10 @@ function M.fork(callback)
   end)
 end
 
---- The entry to branch from: `id`, else the entry under the cursor in :PiTree or a chat, else nil.
-local function entry_here(id)
+--- The entry `id`, else the entry under the cursor in :PiTree or a chat, else nil.
+---@param id? string
+---@return string?
+function M.entry_here(id)
   if id and id ~= "" then
     return id
   end
@@ -276,7 +337,7 @@ function M.branch(id, callback)
       end
     end)
   end
-  local here = entry_here(id)
+  local here = M.entry_here(id)
   if here then
     return from(here)
   end
@@ -300,34 +361,6 @@ function M.open(path, callback)
     return go()
   end
   confirm("pi: no such file; start a new session there? " .. vim.fn.fnamemodify(full, ":~:."), "Create", go)
-end
-
-function M.create()
-  local cmd = api.nvim_create_user_command
-  cmd("PiCompact", function(a)
-    M.compact(a.args)
-  end, { nargs = "?", desc = "pi: compact the session (shows what is summarised first)" })
-  cmd("PiSystemPrompt", function()
-    M.system_prompt()
-  end, { desc = "pi: the system prompt, its sources and token counts" })
-  cmd("PiModel", function()
-    M.model()
-  end, { desc = "pi: pick the model and thinking level" })
-  cmd("PiFork", function()
-    M.fork()
-  end, { desc = "pi: copy the session (every branch) to a new session" })
-  cmd("PiBranch", function(a)
-    M.branch(a.args)
-  end, { nargs = "?", desc = "pi: new session from the entry under the cursor (else the leaf)" })
-  cmd("PiFollowUp", function(a)
-    local chat = require("pi.chat")
-    local session = pi().state.session
-    local buf = session and chat.buffer(session.sessionId)
-    if not buf then
-      return pi().notify("pi: follow-up: open the chat first (:PiChat)", vim.log.levels.WARN)
-    end
-    chat.send(buf, a.args ~= "" and a.args or nil, "followUp")
-  end, { nargs = "?", desc = "pi: send, queued as a follow-up while a run is active" })
 end
 
 return M

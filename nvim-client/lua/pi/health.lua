@@ -1,5 +1,6 @@
 -- :checkhealth pi — the server found and running, its version and protocol, whether an API key is
--- set (never the key), the tokenizer, and the prompt files the server watches (pi/getServerStatus).
+-- set (never the key), where model calls go, the model, the active session, the tokenizer, and the
+-- prompt files the server watches (pi/getServerStatus, pi/listModels).
 -- Neovim 0.7 reports through require("health").report_*, 0.9+ through vim.health.*.
 local M = {}
 
@@ -66,6 +67,41 @@ function M.collect()
       "no Anthropic API key: chat runs fail, summaries are offline digests",
       { "set ANTHROPIC_API_KEY in the environment Neovim starts pi-lsp with, or log in with pi (auth.json)" }
     )
+  end
+  add(
+    "info",
+    "model calls go to "
+      .. (
+        (status.baseUrl and status.baseUrl ~= vim.NIL) and tostring(status.baseUrl)
+        or "Anthropic's endpoint (ANTHROPIC_BASE_URL unset)"
+      )
+  )
+  local models = pi.request_sync("pi/listModels", {}, M.timeout_ms)
+  local current = models and models.current
+  if current then
+    add(
+      "ok",
+      string.format(
+        "model %s/%s, thinking %s",
+        tostring(current.provider),
+        tostring(current.modelId),
+        tostring(current.thinkingLevel)
+      )
+    )
+  end
+  local session = pi.state.session
+  if session then
+    add(
+      "info",
+      string.format(
+        "session %s%s (%s)",
+        session.sessionId,
+        session.name and (' "' .. session.name .. '"') or "",
+        session.file and vim.fn.fnamemodify(session.file, ":~") or "not written yet"
+      )
+    )
+  else
+    add("info", "no active session (:PiChat, :PiContinue or :PiSessions starts one)")
   end
   if status.tokenizer then
     add(

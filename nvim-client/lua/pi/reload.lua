@@ -82,20 +82,35 @@ function M.on_event(params)
     if not path or event.isError then
       return
     end
-    for _, buf in ipairs(M.buffers_of(path)) do
-      if api.nvim_buf_get_option(buf, "modified") then
-        pi().notify(
-          string.format(
-            "pi: agent edited %s, unsaved here: :w overwrites its edit, :e! takes it",
-            vim.fn.fnamemodify(path, ":t")
-          ),
-          vim.log.levels.WARN
-        )
-      else
-        reload(buf, path)
-      end
+    M.follow(path, "agent edited")
+  end
+end
+
+--- Show the disk's `path` in its loaded buffers after someone else wrote it (`who`: "agent
+--- edited", "rewind restored"): buffers without unsaved changes are reloaded, the others warned.
+---@param path string absolute
+---@param who string
+function M.follow(path, who)
+  for _, buf in ipairs(M.buffers_of(uv.fs_realpath(path) or path)) do
+    if not uv.fs_stat(path) then
+      pi().notify(
+        string.format("pi: %s %s: it is deleted on disk", who, vim.fn.fnamemodify(path, ":t")),
+        vim.log.levels.WARN
+      )
+    elseif api.nvim_buf_get_option(buf, "modified") then
+      pi().notify(
+        string.format("pi: %s %s, unsaved here: :w overwrites it, :e! takes it", who, vim.fn.fnamemodify(path, ":t")),
+        vim.log.levels.WARN
+      )
+    else
+      reload(buf, path)
     end
   end
+end
+
+--- Follow the agent's edits (called once by setup()).
+function M.attach()
+  require("pi.client").on("PiEvent", M.on_event)
 end
 
 return M

@@ -55,6 +55,8 @@ function M.statusline()
   end
   if pi().state.compacting[session.sessionId] then
     text = text .. " (compacting)"
+  elseif require("pi.chat").is_running(session.sessionId) then
+    text = text .. " working..."
   end
   return text
 end
@@ -112,8 +114,12 @@ function M.on_compaction_ended(params)
   end
 end
 
---- Keep the usage cache current (called by setup()).
+--- Keep the usage cache current and report automatic work (called once by setup()).
 function M.attach()
+  local client = require("pi.client")
+  client.on("PiEvent", M.on_event)
+  client.on("PiCompactionStarted", M.on_compaction_started)
+  client.on("PiCompactionEnded", M.on_compaction_ended)
   pi().on("PiSessionActive", M.refresh)
   pi().on("PiSessionChanged", M.refresh)
 end

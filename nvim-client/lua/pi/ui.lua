@@ -42,6 +42,27 @@ function M.show_buffer(buf, split)
   return buf
 end
 
+--- `?` in a pi buffer: its buffer-local normal-mode keys with what they do, in a `pi://keys` split.
+---@param title string
+---@param buf integer the buffer whose keys are listed
+function M.show_keys(title, buf)
+  local lines = { "# " .. title, "" }
+  local maps = api.nvim_buf_get_keymap(buf, "n")
+  table.sort(maps, function(a, b)
+    return a.lhs < b.lhs
+  end)
+  for _, map in ipairs(maps) do
+    if map.desc and map.desc:sub(1, 3) == "pi:" then
+      table.insert(lines, string.format("  %-12s %s", (map.lhs:gsub(" ", "<Space>")), map.desc:sub(5)))
+    end
+  end
+  vim.list_extend(lines, { "", "q closes this list" })
+  local keys = M.scratch("pi://keys", "pikeys")
+  vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = keys, silent = true, desc = "pi: close" })
+  M.set_lines(keys, lines)
+  return keys
+end
+
 --- A named scratch buffer, shown in a window (reused when already visible).
 function M.scratch(name, filetype)
   local buf = vim.fn.bufnr(name)
@@ -231,6 +252,9 @@ function M.open_tree(callback)
     key("f", function()
       M.set_tree_filter()
     end, "next tree filter")
+    key("R", function()
+      require("pi.rewind").rewind(M.tree_id_under_cursor(), false)
+    end, "rewind the files to this entry (preview first)")
     key("a", function()
       M.set_tree_filter(M.tree_filter == "all" and "default" or "all")
     end, "show all entries / default filter")
@@ -238,6 +262,9 @@ function M.open_tree(callback)
       M.refresh_tree()
     end, { buffer = buf, silent = true, desc = "pi: refresh tree" })
     vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, silent = true, desc = "pi: close" })
+    key("?", function()
+      M.show_keys("pi tree keys", buf)
+    end, "the keys of this buffer")
     render_tree(buf, t)
     if callback then
       callback(nil, buf)
@@ -398,61 +425,20 @@ function M.label(text)
   end)
 end
 
-function M.create_commands()
-  local cmd = api.nvim_create_user_command
-  cmd("PiNew", function()
-    pi().new_session({}, M.report("new session"))
-  end, { desc = "pi: new session" })
-  cmd("PiContinue", function()
-    pi().continue_recent({}, M.report("session"))
-  end, { desc = "pi: continue the most recent session" })
-  cmd("PiOpen", function(a)
-    require("pi.commands").open(a.args, M.report("opened"))
-  end, { nargs = 1, complete = "file", desc = "pi: open a session file (asks before creating one)" })
-  cmd("PiSessions", function(a)
-    M.pick_session(a.args)
-  end, { nargs = "?", desc = "pi: pick a session" })
-  cmd("PiTree", function()
-    M.open_tree()
-  end, { desc = "pi: session tree" })
-  cmd("PiContext", function()
-    M.open_context()
-  end, { desc = "pi: context of the current branch" })
-  cmd("PiLabel", function(a)
-    M.label(a.args)
-  end, { nargs = "?", desc = "pi: label the entry under the cursor (tree) or the leaf" })
-  cmd("PiChat", function(a)
-    require("pi.chat").open(a.args)
-  end, { nargs = "?", desc = "pi: chat with the active session (sends the text given)" })
-  cmd("PiStop", function()
-    require("pi.chat").stop(0)
-  end, { desc = "pi: stop the running prompt" })
-  cmd("PiQueue", function()
-    require("pi.chat").take_queue()
-  end, { desc = "pi: take the queued messages back into the chat's prompt area" })
-  require("pi.commands").create()
-  cmd("PiName", function(a)
-    pi().set_session_name({ name = a.args }, function(err)
-      if err then
-        pi().notify("pi: name: " .. pi().format_error(err), vim.log.levels.ERROR)
-      end
-    end)
-  end, { nargs = "?", desc = "pi: name the session (empty clears)" })
-
-  local group = api.nvim_create_augroup("pi_nvim_ui", { clear = true })
-  api.nvim_create_autocmd("User", {
-    group = group,
-    pattern = { "PiSessionChanged", "PiSessionActive" },
-    callback = function()
-      local buf = vim.fn.bufnr("pi://tree")
-      if buf ~= -1 and vim.fn.bufwinid(buf) ~= -1 then
-        M.refresh_tree()
-      end
-      M.refresh_context()
-    end,
-  })
+--- Keep :PiTree and :PiContext current (called once by setup()).
+function M.attach()
+  local client = require("pi.client")
+  local function refresh()
+    local buf = vim.fn.bufnr("pi://tree")
+    if buf ~= -1 and vim.fn.bufwinid(buf) ~= -1 then
+      M.refresh_tree()
+    end
+    M.refresh_context()
+  end
+  client.on("PiSessionChanged", refresh)
+  client.on("PiSessionActive", refresh)
   api.nvim_create_autocmd("BufWipeout", {
-    group = group,
+    group = api.nvim_create_augroup("pi_nvim_ui", { clear = true }),
     pattern = "pi://tree",
     callback = function(ev)
       tree_ids[ev.buf] = nil

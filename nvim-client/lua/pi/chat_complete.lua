@@ -1,0 +1,174 @@
+-- What can be typed in the chat's prompt area besides text: `/` commands (the plugin's built-ins,
+-- pi's prompt templates and `/skill:name`, completed with <C-x><C-o>, and offered at once when `/`
+-- starts a line), `@file` paths (completed; the model reads them), `#buffer` (replaced by the text
+-- of the last file buffer you were in, unsaved changes included), and the selection that
+-- `:'<,'>PiChat` sends with its path and lines.
+local M = {}
+
+local api = vim.api
+
+local function pi()
+  return require("pi")
+end
+
+--- `/name` typed alone runs the plugin's command instead of being sent.
+M.builtins = {
+  compact = "PiCompact",
+  model = "PiModel",
+  tree = "PiTree",
+  fork = "PiFork",
+  new = "PiNew",
+  name = "PiName",
+  context = "PiContext",
+  changes = "PiChanges",
+  rewind = "PiRewind",
+  undo = "PiUndoRestore",
+  sessions = "PiSessions",
+  stop = "PiStop",
+}
+
+M.last_file_buf = nil -- the last buffer with a file the user was in (for #buffer)
+
+--- The function that runs a built-in `/command [args]`, or nil when `text` is not one.
+---@param text string
+---@return fun()?
+function M.builtin(text)
+  local name, args = text:match("^/([%a][%w-]*)%s*(.-)%s*$")
+  local command = name and M.builtins[name]
+  if not command then
+    return nil
+  end
+  return function()
+    vim.cmd(command .. (args ~= "" and (" " .. args) or ""))
+  end
+end
+
+--- A fenced block of `lines` of `buf` (1-based, inclusive) headed by its path and line numbers.
+---@param buf integer
+---@param first integer
+---@param last integer
+---@return string
+function M.block(buf, first, last)
+  local name = api.nvim_buf_get_name(buf)
+  local path = name ~= "" and vim.fn.fnamemodify(name, ":~:.") or "[No Name]"
+  local lines = api.nvim_buf_get_lines(buf, first - 1, last, false)
+  local where = (first == 1 and last >= api.nvim_buf_line_count(buf)) and ""
+    or string.format(" lines %d-%d", first, last)
+  local fence = "```"
+  for _, line in ipairs(lines) do
+    if line:find("```", 1, true) then
+      fence = "````"
+    end
+  end
+  return string.format(
+    "`%s`%s:\n%s%s\n%s\n%s",
+    path,
+    where,
+    fence,
+    api.nvim_buf_get_option(buf, "filetype"),
+    table.concat(lines, "\n"),
+    fence
+  )
+end
+
+--- `text` with each `#buffer` replaced by the last file buffer's text (with its path).
+---@param text string
+---@return string
+function M.expand(text)
+  if not text:find("#buffer", 1, true) then
+    return text
+  end
+  local buf = M.last_file_buf
+  if not buf or not api.nvim_buf_is_valid(buf) then
+    pi().notify("pi: #buffer: no file buffer visited yet; sent as typed", vim.log.levels.WARN)
+    return text
+  end
+  local block = M.block(buf, 1, api.nvim_buf_line_count(buf))
+  return (text:gsub("#buffer", function()
+    return "\n\n" .. block .. "\n\n"
+  end))
+end
+
+local commands_cache = {} -- session -> { items }
+
+local function command_items()
+  local session = pi().state.session
+  local key = session and session.sessionId or ""
+  if not commands_cache[key] then
+    local result = pi().sync.get_commands({}, 3000)
+    commands_cache[key] = result and result.commands or {}
+  end
+  local items = {}
+  for name, command in pairs(M.builtins) do
+    table.insert(items, { word = "/" .. name, menu = ":" .. command, kind = "pi" })
+  end
+  table.sort(items, function(a, b)
+    return a.word < b.word
+  end)
+  for _, command in ipairs(commands_cache[key]) do
+    table.insert(items, {
+      word = "/" .. command.name,
+      menu = command.description and tostring(command.description):sub(1, 60) or "",
+      kind = command.source,
+    })
+  end
+  return items
+end
+
+--- 'omnifunc' of the chat buffer: `/` commands at the start of a line, `@` paths, `#buffer`.
+---@param findstart integer
+---@param base string
+---@return integer|table
+function M.omnifunc(findstart, base)
+  if findstart == 1 then
+    local line = api.nvim_get_current_line():sub(1, api.nvim_win_get_cursor(0)[2])
+    if line:match("^/[%w:_-]*$") then
+      return 0
+    end
+    local start = line:find("[@#][^%s]*$")
+    return start and start - 1 or -3
+  end
+  local items = {}
+  if base:sub(1, 1) == "/" then
+    for _, item in ipairs(command_items()) do
+      if item.word:sub(1, #base) == base then
+        table.insert(items, item)
+      end
+    end
+  elseif base:sub(1, 1) == "@" then
+    for _, file in ipairs(vim.fn.getcompletion(base:sub(2), "file")) do
+      table.insert(items, "@" .. file)
+    end
+  elseif ("#buffer"):sub(1, #base) == base then
+    table.insert(items, { word = "#buffer", menu = "the text of the last file buffer" })
+  end
+  return items
+end
+
+--- Set up completion in a chat buffer (called when it is created).
+---@param buf integer
+function M.attach(buf)
+  _G.PiChatOmnifunc = M.omnifunc
+  api.nvim_buf_set_option(buf, "omnifunc", "v:lua.PiChatOmnifunc")
+  api.nvim_buf_set_keymap(
+    buf,
+    "i",
+    "/",
+    "col('.') == 1 ? '/<C-x><C-o>' : '/'",
+    { expr = true, noremap = true, desc = "pi: complete / commands at the start of a line" }
+  )
+end
+
+--- Remember the last file buffer the user entered (for #buffer); called once by setup().
+function M.track()
+  api.nvim_create_autocmd("BufEnter", {
+    group = api.nvim_create_augroup("pi_nvim_complete", { clear = true }),
+    callback = function(ev)
+      if api.nvim_buf_get_option(ev.buf, "buftype") == "" and api.nvim_buf_get_name(ev.buf) ~= "" then
+        M.last_file_buf = ev.buf
+      end
+    end,
+  })
+end
+
+return M

@@ -1,0 +1,70 @@
+"""Rewind and review in a Neovim on a pseudo-terminal with the stock ``vim.ui.select`` (contract v3
+"Checkpoints"): two runs on two branches, :PiRewind to the first branch (its preview on the screen
+when the question is asked, files restored, an open buffer reloaded), :PiUndoRestore, and
+:PiChanges (quickfix list, a before/after diff tab, a file reverted)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.agent.chat_support import MODEL, Workspace
+from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
+from tests.nvim.pty_driver import Answer, run_tty
+from tests.pi.pi_rpc import write_agent_dir
+
+SCRIPT = Path(__file__).with_name("rewind_tty.lua")
+ANSWERS = [  # "1<CR>": the first choice (Restore, Restore, Overwrite)
+    Answer(b"1\r", b"pi: restore 2 file(s)?"),
+    Answer(b"1\r", b"pi: restore 2 file(s), overwriting 1 changed since?"),
+    Answer(b"1\r", b"pi: overwrite 1 file(s) changed since"),
+]
+
+
+def _write(call_id: str, path: str, content: str) -> ToolUse:
+    return ToolUse(call_id, "write", {"path": path, "content": content})
+
+
+async def test_rewind_undo_and_changes(tmp_path: Path, nvim: str) -> None:
+    both = [_write("toolu_B", "file.txt", "B\n"), _write("toolu_N", "new.txt", "new\n")]
+    replies = [
+        Reply(events=assistant_stream(_write("toolu_A", "file.txt", "A\n"), message_id="m_a")),
+        Reply(events=assistant_stream(Text("Done A."), message_id="m_a2")),
+        Reply(events=assistant_stream(*both, message_id="m_b")),
+        Reply(events=assistant_stream(Text("Done B."), message_id="m_b2")),
+    ]
+    ws = Workspace({"file.txt": "v0\n"})
+    try:
+        async with FakeAnthropic(replies) as fake:
+            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+            settings: dict[str, Any] = {"model": MODEL, "sessionDir": str(ws.sessions), "approval": "auto"}
+            screens, seen = await run_tty(
+                nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, ANSWERS, 120
+            )
+    finally:
+        ws.cleanup()
+
+    assert seen["before_rewind"] == {"a": "B", "new": "new"}
+    # the preview was on the screen when the stock picker asked
+    question = screens.shown[0]
+    assert "pi: restore 2 file(s)?" in question, question[-3000:]
+    assert "modify  file.txt" in question and "delete  new.txt" in question, question[-3000:]
+    # "1<CR>": Restore; the first branch's files are back and the open buffer shows them
+    assert sorted((f["path"], f["change"]) for f in seen["rewind"]["restored"]) == [
+        ("file.txt", "modify"),
+        ("new.txt", "delete"),
+    ]
+    assert seen["after_rewind"] == {"a": "A", "new": None, "buffer": ["A"]}
+    assert seen["after_undo"] == {"a": "B", "new": "new"}
+    # :PiChanges: the second run's files; <CR> a diff tab (before | after); X reverts the file
+    assert sorted(c["file"].rsplit("/", 1)[-1] + ":" + c["text"] for c in seen["changes"]) == [
+        "file.txt:modified",
+        "new.txt:added",
+    ]
+    assert seen["qf_title"].startswith("pi changes: 2 file(s)")
+    assert [(side["lines"], side["diff"]) for side in seen["diff_tab"]] == [(["A"], True), (["B"], True)]
+    assert seen["after_revert"] == {"a": "A", "new": "new"}
+    # :PiRewind! with file.txt changed by hand: shown as a conflict, overwritten after a second question
+    assert "modify  file.txt   CONFLICT" in screens.shown[1], screens.shown[1][-3000:]
+    assert "pi: overwrite 1 file(s) changed since" in screens.shown[2], screens.shown[2][-3000:]
+    assert seen["after_forced"] == {"a": "A", "new": None}
