@@ -19,7 +19,9 @@ def render() -> str:
     out = [
         f"-- {HEADER}",
         "-- The pi-lsp protocol (docs/protocol.md): method names, notifications, event types, error codes",
-        "-- and enums.",
+        "-- and enums. Laid out by the generator, not by StyLua; one line per enum, however long.",
+        "-- luacheck: no max line length",
+        "-- stylua: ignore",
         "return {",
         f"  version = {PROTOCOL_VERSION},",
         "  --- Lua name -> JSON-RPC method (client -> server requests).",

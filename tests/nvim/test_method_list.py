@@ -1,9 +1,9 @@
-"""The Neovim plugin offers exactly the methods the protocol source declares.
+"""The Neovim plugin takes its method names, codes and enums from the generated protocol table.
 
-``M.methods`` in ``nvim-client/lua/pi/init.lua`` becomes the plugin's Lua API (one function per
-entry), so a method missing there cannot be called from Neovim, and a stale one calls nothing. The
-generated ``nvim-client/lua/pi/protocol.lua`` (which the plugin will read its table from) must hold
-the same names, the error codes (FileError included) and the enums.
+``nvim-client/lua/pi/protocol.lua`` is generated from ``pi_lsp/protocol`` (a stale copy fails
+``tests/test_protocol_source.py``); ``M.methods`` in ``init.lua`` *is* its ``methods`` table and
+becomes the plugin's Lua API (one function per entry), and no other plugin file spells a method
+name itself, so a method the server adds or renames reaches Neovim by regenerating one file.
 """
 
 from __future__ import annotations
@@ -16,39 +16,29 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.protocol import ENUMS, ERROR_CODES, EVENTS, METHOD_NAMES, METHODS, PROTOCOL_VERSION
+from pi_lsp.protocol import ENUMS, ERROR_CODES, EVENTS, METHODS, PROTOCOL_VERSION
 from pi_lsp.protocol.render import enum_key, snake
 
 PLUGIN = Path(__file__).resolve().parents[2] / "nvim-client" / "lua" / "pi" / "init.lua"
 GENERATED = PLUGIN.with_name("protocol.lua")
 
 
-def plugin_methods() -> dict[str, str]:
-    """``M.methods`` of the plugin as Lua name → method (read from the source, entry by entry)."""
+def test_the_plugins_methods_are_the_generated_table() -> None:
     source = PLUGIN.read_text(encoding="utf-8")
-    block = re.search(r"^M\.methods = \{\n(.*?)^\}", source, re.MULTILINE | re.DOTALL)
-    assert block is not None, f"no M.methods table in {PLUGIN}"
-    return _entries(block.group(1))
+    assert re.search(r'^M\.methods = require\("pi\.protocol"\)\.methods$', source, re.MULTILINE), (
+        f"M.methods in {PLUGIN} must be the generated table"
+    )
 
 
-def _entries(block: str) -> dict[str, str]:
-    entries: dict[str, str] = {}
-    for line in block.splitlines():
-        line = line.split("--", 1)[0].strip()
-        if not line:
+def test_no_plugin_file_spells_a_method_name() -> None:
+    literals = []
+    for path in sorted(GENERATED.parent.glob("*.lua")):
+        if path == GENERATED:
             continue
-        match = re.fullmatch(r'([a-z_]+)\s*=\s*"([^"]+)",?', line)
-        assert match is not None, f"unexpected line in M.methods: {line!r}"
-        name, method = match.groups()
-        assert name not in entries, f"{name} listed twice"
-        entries[name] = method
-    return entries
-
-
-def test_plugin_lists_every_server_method() -> None:
-    methods = list(plugin_methods().values())
-    assert len(methods) == len(set(methods)), "a method is listed under two names"
-    assert sorted(methods) == sorted(METHOD_NAMES)
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("--", 1)[0]
+            literals += [f"{path.name}:{number}: {m}" for m in re.findall(r'"pi/[A-Za-z]+"', code)]
+    assert not literals, "use require('pi.protocol') instead of:\n" + "\n".join(literals)
 
 
 def _generated_block(name: str) -> str:
@@ -58,10 +48,9 @@ def _generated_block(name: str) -> str:
     return block.group(1)
 
 
-def test_protocol_lua_has_the_plugins_methods_and_the_sources_codes_and_enums() -> None:
+def test_protocol_lua_has_the_sources_codes_and_enums() -> None:
     source = GENERATED.read_text(encoding="utf-8")
     assert f"  version = {PROTOCOL_VERSION}," in source
-    assert _entries(_generated_block("methods")) == plugin_methods()
     codes = dict(re.findall(r"^    (\w+) = (-\d+),$", _generated_block("errors"), re.MULTILINE))
     assert {name: int(code) for name, code in codes.items()} == ERROR_CODES
     assert codes["FileError"] == "-32007"
@@ -75,7 +64,9 @@ def test_protocol_lua_has_the_plugins_methods_and_the_sources_codes_and_enums() 
 def test_protocol_lua_loads_in_neovim_as_the_source_says(tmp_path: Path) -> None:
     """Neovim's own Lua reads the generated table: what the plugin will ``require``."""
     out = tmp_path / "protocol.json"
-    load = f"local t = dofile({json.dumps(str(GENERATED))})"
+    rtp = json.dumps(str(GENERATED.parents[2]))
+    load = f"vim.opt.rtp:append({rtp}); local t = dofile({json.dumps(str(GENERATED))})"
+    load += '; t.plugin_methods = require("pi").methods'
     script = f"{load}; vim.fn.writefile({{vim.json.encode(t)}}, {json.dumps(str(out))})"
     subprocess.run(
         [
@@ -99,6 +90,7 @@ def test_protocol_lua_loads_in_neovim_as_the_source_says(tmp_path: Path) -> None
     table = json.loads(out.read_text(encoding="utf-8"))
     assert table["version"] == PROTOCOL_VERSION
     assert table["methods"] == {snake(m.short): m.name for m in METHODS}
+    assert table["plugin_methods"] == table["methods"]
     assert table["errors"] == ERROR_CODES
     assert table["events"] == [event.type for event in EVENTS]
     assert table["enums"] == {enum_key(e): list(e.values) for e in ENUMS}

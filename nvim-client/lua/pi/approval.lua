@@ -1,6 +1,7 @@
 -- Approvals: a `pi/requestApproval` from the server is answered through vim.ui.select (Allow /
 -- Allow always / Deny, and for an edit/write "Review hunks / edit": pi.review), with the command,
 -- an edit's diff or why the edit would fail shown in a scratch split meanwhile.
+local protocol = require("pi.protocol")
 local M = {}
 
 local api = vim.api
@@ -76,7 +77,7 @@ end
 
 --- Answer the server's approval requests (called once by setup()).
 function M.attach()
-  require("pi.client").answer("pi/requestApproval", M.approve)
+  require("pi.client").answer(protocol.server_requests.request_approval, M.approve)
 end
 
 return M

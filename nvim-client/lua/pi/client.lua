@@ -7,6 +7,7 @@
 -- vim.lsp.config("pi", {...}) is merged over it), buffers of `attach_patterns` are attached through
 -- vim.lsp.enable("pi"), and the client's methods are called as methods (client:request). Before
 -- 0.11: vim.lsp.start_client and a BufReadPost autocmd.
+local protocol = require("pi.protocol")
 local M = {}
 
 local messages = require("pi.messages")
@@ -37,10 +38,9 @@ M.config = {}
 ---@field session? table the active SessionState (leafId/entryCount kept current)
 ---@field events table<string, any> last payload per User event name (Neovim 0.7 autocmds carry no data)
 ---@field changes integer pi/sessionChanged notifications received
----@field stream table<string, {text: string, thinking: string}> sessionId -> text streamed by pi/messageUpdate
 ---@field compacting table<string, boolean> sessionId -> true while a compaction runs
 ---@field editor_text? string text returned by the last navigate to a user message
-M.state = { events = {}, changes = 0, stream = {}, compacting = {} }
+M.state = { events = {}, changes = 0, compacting = {} }
 
 --- Client-side error codes (never sent by the server).
 M.Timeout = -1
@@ -169,7 +169,7 @@ M.set_active = set_active
 
 local handlers = {}
 
-handlers["pi/sessionChanged"] = function(_, p)
+handlers[protocol.notifications.session_changed] = function(_, p)
   p = p or {}
   M.state.changes = M.state.changes + 1
   if active_matches(p.sessionId) then
@@ -180,40 +180,26 @@ handlers["pi/sessionChanged"] = function(_, p)
   M.fire("PiSessionChanged", p)
 end
 
-handlers["pi/systemPromptChanged"] = function(_, p)
+handlers[protocol.notifications.system_prompt_changed] = function(_, p)
   M.fire("PiSystemPromptChanged", p or {})
 end
 
-handlers["pi/messageUpdate"] = function(_, p)
-  p = p or {}
-  local sid = p.sessionId or ""
-  local buf = M.state.stream[sid] or { text = "", thinking = "" }
-  M.state.stream[sid] = buf
-  local delta = p.delta or {}
-  if delta.type == "thinking" then
-    buf.thinking = buf.thinking .. (delta.text or "")
-  else
-    buf.text = buf.text .. (delta.text or "")
-  end
-  M.fire("PiMessageUpdate", p)
-end
-
-handlers["pi/event"] = function(_, p)
+handlers[protocol.notifications.event] = function(_, p)
   p = p or {}
   if type(p.event) == "table" and type(p.event.type) == "string" then
     M.fire("PiEvent", p)
   end
 end
 
-handlers["pi/requestApproval"] = function(_, p)
-  local answer = request_answerers["pi/requestApproval"]
+handlers[protocol.server_requests.request_approval] = function(_, p)
+  local answer = request_answerers[protocol.server_requests.request_approval]
   if not answer then
     return { decision = "deny", reason = "the editor has no approval handler" }
   end
   return answer(p or {})
 end
 
-handlers["pi/compactionStarted"] = function(_, p)
+handlers[protocol.notifications.compaction_started] = function(_, p)
   p = p or {}
   if p.sessionId then
     M.state.compacting[p.sessionId] = true
@@ -221,7 +207,7 @@ handlers["pi/compactionStarted"] = function(_, p)
   M.fire("PiCompactionStarted", p)
 end
 
-handlers["pi/compactionEnded"] = function(_, p)
+handlers[protocol.notifications.compaction_ended] = function(_, p)
   p = p or {}
   if p.sessionId then
     M.state.compacting[p.sessionId] = nil
@@ -502,12 +488,12 @@ end
 
 -- Methods whose result is a SessionState: it becomes the plugin's active session.
 local returns_state = {
-  ["pi/newSession"] = true,
-  ["pi/openSession"] = true,
-  ["pi/continueRecent"] = true,
-  ["pi/forkSession"] = true,
-  ["pi/branchToNewSession"] = true,
-  ["pi/getSessionState"] = true,
+  [protocol.methods.new_session] = true,
+  [protocol.methods.open_session] = true,
+  [protocol.methods.continue_recent] = true,
+  [protocol.methods.fork_session] = true,
+  [protocol.methods.branch_to_new_session] = true,
+  [protocol.methods.get_session_state] = true,
 }
 
 local function after_result(method, params, result)
@@ -519,7 +505,7 @@ local function after_result(method, params, result)
     return
   end
   local addressed = type(params) == "table" and type(params.session) == "string" and params.session or nil
-  if method == "pi/closeSession" then
+  if method == protocol.methods.close_session then
     -- closing never changes the active session unless it is the one closed
     local closed = addressed or (M.state.session and M.state.session.sessionId)
     if M.state.session and M.state.session.sessionId == closed then
@@ -530,15 +516,15 @@ local function after_result(method, params, result)
   end
   if addressed and not (M.state.session and M.state.session.sessionId == addressed) then
     -- the server made the addressed session the active one: follow it
-    M.request("pi/getSessionState", {}, function() end)
+    M.request(protocol.methods.get_session_state, {}, function() end)
     return
   end
   if result.leafId ~= nil and M.state.session then -- setLeaf, navigate
     M.state.session.leafId = result.leafId
-  elseif method == "pi/setLeaf" and M.state.session then -- leaf moved before the first entry
+  elseif method == protocol.methods.set_leaf and M.state.session then -- leaf moved before the first entry
     M.state.session.leafId = nil
   end
-  if method == "pi/navigate" and result.editorText then
+  if method == protocol.methods.navigate and result.editorText then
     M.state.editor_text = result.editorText
     M.fire("PiEditorText", { text = result.editorText })
   end
@@ -551,9 +537,6 @@ local function send_request(method, params, callback, on_sent)
     end
   end
   params = M.as_object(params)
-  if method == "pi/prompt" then
-    M.state.stream[params.session or (M.state.session and M.state.session.sessionId) or ""] = nil
-  end
   local client = M.client() or (not stopped and M.start()) or nil
   if not client then
     callback({ code = M.NotRunning, message = "pi-lsp is not running" }, nil)

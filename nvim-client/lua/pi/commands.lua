@@ -231,7 +231,7 @@ end
 
 -- ---------------------------------------------------------------- :PiModel
 
-M.thinking_levels = { "off", "minimal", "low", "medium", "high", "xhigh" }
+M.thinking_levels = require("pi.protocol").enums.thinking_levels
 
 --- :PiModel: pick a model (pi/listModels), then a thinking level; pi/setModel records both.
 function M.model(callback)

@@ -2,6 +2,7 @@
 -- set (never the key), where model calls go, the model, the active session, the tokenizer, and the
 -- prompt files the server watches (pi/getServerStatus, pi/listModels).
 -- Neovim 0.7 reports through require("health").report_*, 0.9+ through vim.health.*.
+local protocol = require("pi.protocol")
 local M = {}
 
 local function reporter()
@@ -45,7 +46,7 @@ function M.collect()
     return items
   end
   local caps = pi.capabilities()
-  local status, err = pi.request_sync("pi/getServerStatus", {}, M.timeout_ms)
+  local status, err = pi.request_sync(protocol.methods.get_server_status, {}, M.timeout_ms)
   if err then
     add("warn", "pi/getServerStatus: " .. pi.format_error(err), { "an older pi-lsp: update it for the full report" })
     status = {}
@@ -76,7 +77,7 @@ function M.collect()
         or "Anthropic's endpoint (ANTHROPIC_BASE_URL unset)"
       )
   )
-  local models = pi.request_sync("pi/listModels", {}, M.timeout_ms)
+  local models = pi.request_sync(protocol.methods.list_models, {}, M.timeout_ms)
   local current = models and models.current
   if current then
     add(

@@ -14,44 +14,7 @@ local client = require("pi.client")
 M.version = "0.1.0"
 
 --- Lua function name -> JSON-RPC method of the pi-lsp contract (docs/protocol.md).
-M.methods = {
-  new_session = "pi/newSession",
-  open_session = "pi/openSession",
-  continue_recent = "pi/continueRecent",
-  list_sessions = "pi/listSessions",
-  fork_session = "pi/forkSession",
-  branch_to_new_session = "pi/branchToNewSession",
-  get_session_state = "pi/getSessionState",
-  close_session = "pi/closeSession",
-  append_entry = "pi/appendEntry",
-  get_entry = "pi/getEntry",
-  get_entries = "pi/getEntries",
-  get_branch = "pi/getBranch",
-  get_tree = "pi/getTree",
-  set_leaf = "pi/setLeaf",
-  navigate = "pi/navigate",
-  set_label = "pi/setLabel",
-  set_session_name = "pi/setSessionName",
-  build_context = "pi/buildContext",
-  prepare_compaction = "pi/prepareCompaction",
-  compact = "pi/compact",
-  get_system_prompt = "pi/getSystemPrompt",
-  list_skills = "pi/listSkills",
-  prompt = "pi/prompt",
-  abort = "pi/abort",
-  clear_queue = "pi/clearQueue",
-  get_run_state = "pi/getRunState",
-  list_models = "pi/listModels",
-  set_model = "pi/setModel",
-  get_session_stats = "pi/getSessionStats",
-  get_commands = "pi/getCommands",
-  bash = "pi/bash",
-  preview_restore = "pi/previewRestore",
-  restore_files = "pi/restoreFiles",
-  undo_restore = "pi/undoRestore",
-  get_changes = "pi/getChanges",
-  get_server_status = "pi/getServerStatus",
-}
+M.methods = require("pi.protocol").methods
 
 --- JSON-RPC error codes of the contract.
 M.codes = {
