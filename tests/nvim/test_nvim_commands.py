@@ -172,7 +172,7 @@ async def test_every_command_in_a_real_neovim(tmp_path: Path, nvim: str) -> None
     assert seen["open_items"] == ["Create", "Cancel"]
     # :checkhealth pi
     health = "\n".join(seen["health"])
-    assert "pi-lsp " in health and "protocol 2" in health
+    assert "pi-lsp " in health and "protocol 3" in health
     assert "API key found (ANTHROPIC_API_KEY)" in health and API_KEY not in health
     assert "tokenizer tiktoken" in health and "watched: AGENTS.md" in health
     assert "model calls go to http://127.0.0.1:" in health  # the fake's ANTHROPIC_BASE_URL
