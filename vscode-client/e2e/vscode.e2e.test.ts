@@ -13,6 +13,7 @@ import { test, TestContext } from "node:test";
 import { Browser } from "playwright-core";
 import { eventually, seeCount, seeNoText, seeText, seeValue, seeVisible } from "./expect";
 import { CodeServer, FakeModel, openBrowser, openWorkbench, REPO_DIR, RunDir, SCREENSHOTS_DIR } from "./harness";
+import { controlStyles, switchTheme, THEMES } from "./theme";
 import { Workbench } from "./workbench";
 
 const VSIX = process.env.PI_E2E_VSIX ?? path.join(REPO_DIR, "vscode-client", "pi-lsp-vscode.vsix");
@@ -98,6 +99,24 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       await seeCount(wb.page.locator(".editor-group-container"), 1);
       assert.equal(fs.readFileSync(path.join(run.workspace, "notes.txt"), "utf8"), NOTES);
       await wb.screenshot("approval-with-diff");
+      // The three theme kinds: every control wears the theme's variable for its kind (never the
+      // browser's default white in a dark theme), Allow looks primary and Deny secondary, icons load.
+      for (const theme of THEMES) {
+        await switchTheme(run, wb, theme);
+        const { styles, codiconLoaded } = await controlStyles(wb);
+        assert.ok(codiconLoaded, `the codicon font loaded in ${theme.name}`);
+        for (const style of styles) assert.equal(style.actual, style.expected, `${theme.name}: ${style.control} ${style.property}`);
+        const background = (control: string): string => styles.find((s) => s.control === control && s.property === "background-color")?.actual ?? "";
+        if (theme.kind !== "vscode-high-contrast") {
+          assert.notEqual(background("primary button (Allow)"), background("secondary button (Deny)"), `${theme.name}: Allow and Deny look different`);
+        }
+        if (theme.kind === "vscode-dark") {
+          for (const style of styles.filter((s) => s.property === "background-color")) {
+            assert.ok(!/^rgb\((255, 255, 255|239, 239, 239|240, 240, 240)\)$/.test(style.actual), `${style.control} is browser-default white in ${theme.name}`);
+          }
+        }
+        await wb.screenshot(`approval-theme-${theme.kind}`);
+      }
       await card.getByRole("button", { name: "Allow", exact: true }).click();
       await seeText(wb.last("tool call"), "notes.txt", 30_000);
       await seeText(wb.last("assistant message"), "I replaced the second line of notes.txt.", 30_000);

@@ -313,50 +313,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private html(webview: vscode.Webview): string {
     const nonce = crypto.randomBytes(16).toString("base64");
     const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "out", "webview.js"));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "out", "webview.css"));
     return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}';">
-<style nonce="${nonce}">
-body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding: 0 8px; box-sizing: border-box; }
-.toolbar { display: flex; gap: 4px; padding: 4px 0; }
-.toolbar select { flex: 1; min-width: 0; }
-#log { flex: 1; overflow-y: auto; }
-.message { white-space: pre-wrap; margin: 6px 0; padding: 4px 6px; border-radius: 4px; }
-.user { background: var(--vscode-input-background); }
-.tool { font-family: var(--vscode-editor-font-family); opacity: 0.85; white-space: normal; }
-.tool summary { cursor: pointer; white-space: pre-wrap; }
-.tool-output { max-height: 20em; overflow: auto; margin: 2px 0; white-space: pre-wrap; }
-.error { color: var(--vscode-errorForeground); }
-.error-card { white-space: normal; margin: 4px 0; padding: 6px; border: 1px solid var(--vscode-inputValidation-errorBorder, var(--vscode-errorForeground)); border-radius: 4px; background: var(--vscode-inputValidation-errorBackground); color: var(--vscode-errorForeground); }
-.error-title { font-weight: bold; }
-.error-detail { white-space: pre-wrap; margin: 2px 0 4px; font-family: var(--vscode-editor-font-family); }
-.stopped, .attempts-note { font-style: italic; opacity: 0.75; margin-top: 2px; }
-.retry-status { margin: 6px 0; padding: 4px 6px; font-style: italic; border-left: 2px solid var(--vscode-editorWarning-foreground, var(--vscode-focusBorder)); }
-.retry-detail { font-size: 0.9em; opacity: 0.75; white-space: pre-wrap; }
-.markdown { white-space: normal; }
-.hljs-keyword, .hljs-built_in, .hljs-type, .hljs-selector-tag { color: var(--vscode-debugTokenExpression-name, #569cd6); }
-.hljs-string, .hljs-attr, .hljs-regexp, .hljs-addition { color: var(--vscode-debugTokenExpression-string, #ce9178); }
-.hljs-number, .hljs-literal, .hljs-deletion { color: var(--vscode-debugTokenExpression-number, #b5cea8); }
-.hljs-comment, .hljs-meta { color: var(--vscode-descriptionForeground, #6a9955); font-style: italic; }
-.hljs-title, .hljs-function, .hljs-section { color: var(--vscode-symbolIcon-functionForeground, #dcdcaa); }
-.thinking { opacity: 0.8; white-space: pre-wrap; }
-.summary { white-space: normal; border-left: 2px solid var(--vscode-textBlockQuote-border, var(--vscode-focusBorder)); opacity: 0.9; }
-.summary summary { cursor: pointer; font-style: italic; }
-.summary-body { padding-left: 12px; }
-.compaction-status { margin: 6px 0; padding: 4px 6px; font-style: italic; opacity: 0.85; }
-.actions { white-space: normal; margin-top: 4px; display: flex; gap: 4px; flex-wrap: wrap; }
-.markdown pre { overflow-x: auto; padding: 4px; background: var(--vscode-textCodeBlock-background); }
-.markdown code { font-family: var(--vscode-editor-font-family); }
-.approval, .queue, .notice { margin: 6px 0; padding: 6px; border: 1px solid var(--vscode-focusBorder); border-radius: 4px; }
-.approval-detail { max-height: 16em; overflow: auto; font-family: var(--vscode-editor-font-family); }
-.queued .tag { opacity: 0.7; font-style: italic; }
-#suggestions { list-style: none; margin: 0; padding: 0; max-height: 12em; overflow-y: auto; border: 1px solid var(--vscode-widget-border, transparent); }
-#suggestions li[aria-selected="true"] { background: var(--vscode-list-activeSelectionBackground); color: var(--vscode-list-activeSelectionForeground); }
-.working { font-style: italic; opacity: 0.8; }
-.attachments { display: flex; gap: 4px; flex-wrap: wrap; }
-.attachments-note { opacity: 0.7; font-style: italic; }
-textarea { width: 100%; box-sizing: border-box; resize: vertical; }
-</style></head>
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; font-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
+<link rel="stylesheet" href="${style.toString()}">
+</head>
 <body>
 <script nonce="${nonce}" src="${script.toString()}"></script>
 </body></html>`;

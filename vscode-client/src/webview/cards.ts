@@ -15,9 +15,11 @@ export interface CardContext {
   onStop(): void;
 }
 
-function button(doc: Document, label: string, onClick: () => void): HTMLButtonElement {
+/** A button in the theme's primary (the action a card is for) or secondary look. */
+export function button(doc: Document, label: string, onClick: () => void, look: "primary" | "secondary" = "secondary"): HTMLButtonElement {
   const element = doc.createElement("button");
   element.type = "button";
+  if (look === "secondary") element.className = "secondary";
   element.textContent = label;
   element.addEventListener("click", onClick);
   return element;
@@ -72,7 +74,7 @@ export function approvalBlock(context: CardContext, card: ApprovalCard): HTMLEle
   const bar = doc.createElement("div");
   bar.className = "actions";
   bar.append(
-    button(doc, "Allow", () => context.onApproval(card.toolCallId, "allow")),
+    button(doc, "Allow", () => context.onApproval(card.toolCallId, "allow"), "primary"),
     button(doc, "Allow always", () => context.onApproval(card.toolCallId, "allowAlways")),
     button(doc, "Deny", () => {
       const text = reason.value.trim();

@@ -12,10 +12,12 @@ import {
   type SendMode,
   type WebviewToHost,
 } from "../chatProtocol";
-import { approvalBlock, compactionRow, noticeBlock, queueBlock, retryRow, type CardContext } from "./cards";
+import { approvalBlock, button, compactionRow, noticeBlock, queueBlock, retryRow, type CardContext } from "./cards";
 import { applyCompletion, completionAt, type CompletionContext } from "./completion";
 import { createMarkdown } from "./markdown";
+import { emptyState } from "./emptyState";
 import { messageArticle, updateReplyText, type MessageViewContext } from "./messageView";
+import { rovingArticles } from "./roving";
 
 export interface SavedState {
   draft?: string;
@@ -81,26 +83,36 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   const toolbar = element(doc, "header", { class: "toolbar" });
   toolbar.append(modelSelect, thinkingSelect);
   const log = element(doc, "main", { id: "log", "aria-live": "polite" });
+  // Shown while the reader is scrolled up and something new was drawn below: the view follows a
+  // stream only from the bottom, so nothing moves under a reader, and this is the way down.
+  const newMessages = button(doc, "New messages", () => scrollToBottom(), "primary");
+  newMessages.classList.add("new-messages");
+  newMessages.hidden = true;
+  const logWrap = element(doc, "div", { class: "log-wrap" });
+  logWrap.append(log, newMessages);
   const status = element(doc, "div", { id: "status", role: "status" });
   const working = element(doc, "div", { class: "working" }, "pi is working… (Stop to abort)");
   working.hidden = true;
   const suggestions = element(doc, "ul", { id: "suggestions", role: "listbox", "aria-label": "Suggestions" });
   suggestions.hidden = true;
   const input = element(doc, "textarea", { id: "prompt", rows: "3", "aria-label": "Message pi" });
-  const label = element(doc, "label", { for: "prompt" }, "Message pi");
+  const label = element(doc, "label", { for: "prompt", class: "prompt-label" }, "Message pi");
   const send = element(doc, "button", { type: "button" }, "Send");
-  const stop = element(doc, "button", { type: "button" }, "Stop");
+  const stop = element(doc, "button", { type: "button", class: "secondary" }, "Stop");
   const buttons = element(doc, "div", { class: "buttons" });
   buttons.append(send, stop);
   const attachmentList = element(doc, "div", { class: "attachments", role: "list", "aria-label": "Attached images" });
-  doc.body.append(toolbar, log, working, status, suggestions, attachmentList, label, input, buttons);
+  doc.body.append(toolbar, logWrap, working, status, suggestions, attachmentList, label, input, buttons);
 
   let state: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: false, hasMore: false, approvals: [] };
   let models: ModelChoice[] = [];
   let loadingOlder = false;
+  /** Set by the user's own send: the next draw scrolls to the bottom wherever the reader was. */
+  let followNext = false;
   const drawn = new Map<string, { message: ChatMessage; signature: string; article: HTMLElement }>();
   /** Approval cards kept while they wait, so a redraw never loses a reason being typed. */
   const approvalCards = new Map<string, HTMLElement>();
+  const roving = rovingArticles(log);
 
   const markdown = createMarkdown(win);
   const messageView: MessageViewContext = {
@@ -162,20 +174,38 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     if (state.retry) nodes.push(retryRow(cards, state.retry));
     const waiting = new Set(state.approvals.map((card) => card.toolCallId));
     for (const id of [...approvalCards.keys()]) if (!waiting.has(id)) approvalCards.delete(id);
+    const newApprovals: HTMLElement[] = [];
     for (const card of state.approvals) {
-      const block = approvalCards.get(card.toolCallId) ?? approvalBlock(cards, card);
+      let block = approvalCards.get(card.toolCallId);
+      if (block === undefined) {
+        block = approvalBlock(cards, card);
+        newApprovals.push(block);
+      }
       approvalCards.set(card.toolCallId, block);
       nodes.push(block);
     }
     const queued = queueBlock(cards, state.queue);
     if (queued) nodes.push(queued);
     if (state.notice) nodes.push(noticeBlock(doc, state.notice));
+    if (nodes.length === (state.notice ? 1 : 0) && !state.running) nodes.unshift(emptyState(doc, state.notice !== undefined));
+    const heightBefore = log.scrollHeight;
     placeChildren(log, nodes);
+    roving.refresh();
     if (loadingOlder) log.scrollTop = log.scrollHeight - log.clientHeight - fromBottom;
-    else if (atBottom) log.scrollTop = log.scrollHeight;
+    else if (atBottom || followNext) scrollToBottom();
+    else if (log.scrollHeight > heightBefore) newMessages.hidden = false;
+    followNext = false;
     loadingOlder = false;
+    // A run waits on an approval: its card always brings itself into view, wherever the reader is.
+    for (const block of newApprovals) block.scrollIntoView?.({ block: "nearest" });
     working.hidden = !state.running;
     input.placeholder = state.running ? "Enter: steer the run · Alt+Enter: follow-up after it" : "Enter: send · Shift+Enter: new line";
+  }
+
+  /** Scroll to the newest message (and follow the stream from there). */
+  function scrollToBottom(): void {
+    log.scrollTop = log.scrollHeight;
+    newMessages.hidden = true;
   }
 
   function loadOlder(): void {
@@ -185,6 +215,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   }
   log.addEventListener("scroll", () => {
     if (log.scrollTop < TOP_SLACK) loadOlder();
+    if (log.scrollHeight - log.scrollTop - log.clientHeight < BOTTOM_SLACK) newMessages.hidden = true;
   });
 
   function drawModels(modelId: string, thinkingLevel: string): void {
@@ -268,6 +299,8 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     if (text === "" && images.length === 0) return;
     const attached = images.map(({ data, mimeType }) => ({ data, mimeType }));
     post(attached.length > 0 ? { type: "send", text, mode, images: attached } : { type: "send", text, mode });
+    followNext = true;
+    scrollToBottom();
     input.value = "";
     images = [];
     drawAttachments();
