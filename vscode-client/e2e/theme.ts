@@ -1,27 +1,29 @@
 /**
- * The theme checks of the end-to-end run: switch VS Code's colour theme (user settings, applied
- * live) and read the computed styles of the chat's controls, each against the theme variable it
- * must use (resolved by the browser, so "#0078d4" and "rgb(0, 120, 212)" compare equal).
+ * The theme checks of the end-to-end run: switch VS Code's colour theme (from the command palette)
+ * and read the computed styles of the chat's controls, each against the theme variable it must use
+ * (resolved by the browser, so "#0078d4" and "rgb(0, 120, 212)" compare equal).
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { eventually } from "./expect";
-import { RunDir } from "./harness";
 import { Workbench } from "./workbench";
 
 export const THEMES = [
-  { name: "Default Light Modern", kind: "vscode-light" },
-  { name: "Default High Contrast", kind: "vscode-high-contrast" },
-  { name: "Default Dark Modern", kind: "vscode-dark" },
+  { label: "Light Modern", kind: "vscode-light" },
+  { label: "Dark High Contrast", kind: "vscode-high-contrast" },
+  { label: "Dark Modern", kind: "vscode-dark" },
 ] as const;
 
-/** Set `workbench.colorTheme` in the run's user settings and wait until the chat's webview wears it. */
-export async function switchTheme(run: RunDir, wb: Workbench, theme: (typeof THEMES)[number]): Promise<void> {
-  const file = path.join(run.userData, "User", "settings.json");
-  const settings = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
-  fs.writeFileSync(file, JSON.stringify({ ...settings, "workbench.colorTheme": theme.name }, null, 2));
+/** Preferences: Color Theme, as a user picks one, then wait until the chat's webview wears it. */
+export async function switchTheme(wb: Workbench, theme: (typeof THEMES)[number]): Promise<void> {
+  await wb.page.keyboard.press("F1");
+  const input = wb.quickInput.locator("input.input");
+  await input.fill(">Preferences: Color Theme");
+  await wb.quickInput.locator(".monaco-list-row").first().filter({ hasText: /^Preferences: Color Theme/ }).waitFor({ timeout: 15_000 });
+  await input.press("Enter");
+  await input.fill(theme.label);
+  await wb.quickInput.locator(".monaco-list-row").first().filter({ hasText: new RegExp(`^${theme.label}`) }).waitFor({ timeout: 15_000 });
+  await input.press("Enter");
   await eventually(
-    `the chat in ${theme.name}`,
+    `the chat in ${theme.label}`,
     () => wb.chat.locator("body").getAttribute("class", { timeout: 1_000 }),
     (classes) => (classes ?? "").split(/\s+/).includes(theme.kind),
     30_000,

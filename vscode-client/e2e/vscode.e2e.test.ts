@@ -63,6 +63,13 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       await wb.openSidebar();
       await seeVisible(wb.chatButton("Send"));
       await seeVisible(wb.chatButton("Stop"));
+      // What to do in an empty chat, and the Chat view's own actions in its title bar.
+      await seeText(wb.chat.getByRole("region", { name: "getting started" }), "Type your request in the box");
+      for (const action of ["New Session", "Open Session…", "Compact…"]) await seeVisible(wb.chatHeader.getByRole("button", { name: action }));
+      // pi: Focus Chat Prompt (Ctrl+Alt+P) from anywhere in the workbench.
+      await wb.page.locator(".part.editor").click();
+      await wb.page.keyboard.press("Control+Alt+p");
+      await eventually("the prompt box to have the focus", () => wb.promptBox.evaluate((box) => box.ownerDocument.activeElement === box && box.ownerDocument.hasFocus()), (focused) => focused, 15_000);
       await wb.screenshot("sidebar-open");
     });
 
@@ -82,6 +89,8 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       await seeText(reply.locator("strong"), "fake model"); // markdown drawn
       await wb.runEnded();
       await seeText(wb.gauge, /^pi \d+%/, 15_000);
+      // The Chat view names the open session: its first message and when it started.
+      await seeText(wb.chatHeader, /Say hello · Today \d\d:\d\d/, 15_000);
       await wb.screenshot("reply-done");
     });
 
@@ -102,17 +111,17 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       // The three theme kinds: every control wears the theme's variable for its kind (never the
       // browser's default white in a dark theme), Allow looks primary and Deny secondary, icons load.
       for (const theme of THEMES) {
-        await switchTheme(run, wb, theme);
+        await switchTheme(wb, theme);
         const { styles, codiconLoaded } = await controlStyles(wb);
-        assert.ok(codiconLoaded, `the codicon font loaded in ${theme.name}`);
-        for (const style of styles) assert.equal(style.actual, style.expected, `${theme.name}: ${style.control} ${style.property}`);
+        assert.ok(codiconLoaded, `the codicon font loaded in ${theme.label}`);
+        for (const style of styles) assert.equal(style.actual, style.expected, `${theme.label}: ${style.control} ${style.property}`);
         const background = (control: string): string => styles.find((s) => s.control === control && s.property === "background-color")?.actual ?? "";
         if (theme.kind !== "vscode-high-contrast") {
-          assert.notEqual(background("primary button (Allow)"), background("secondary button (Deny)"), `${theme.name}: Allow and Deny look different`);
+          assert.notEqual(background("primary button (Allow)"), background("secondary button (Deny)"), `${theme.label}: Allow and Deny look different`);
         }
         if (theme.kind === "vscode-dark") {
           for (const style of styles.filter((s) => s.property === "background-color")) {
-            assert.ok(!/^rgb\((255, 255, 255|239, 239, 239|240, 240, 240)\)$/.test(style.actual), `${style.control} is browser-default white in ${theme.name}`);
+            assert.ok(!/^rgb\((255, 255, 255|239, 239, 239|240, 240, 240)\)$/.test(style.actual), `${style.control} is browser-default white in ${theme.label}`);
           }
         }
         await wb.screenshot(`approval-theme-${theme.kind}`);

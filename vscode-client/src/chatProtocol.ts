@@ -29,6 +29,8 @@ export interface ModelChoice {
   id: string;
   name: string;
   reasoning: boolean;
+  /** Opus, Sonnet, Haiku…: the picker groups models by it. */
+  family?: string;
 }
 
 export type HostToWebview =
@@ -39,7 +41,9 @@ export type HostToWebview =
   | { type: "draft"; text: string; images?: PromptImage[] }
   | { type: "reveal"; entryId: string }
   | { type: "models"; models: ModelChoice[]; modelId: string; thinkingLevel: string }
-  | { type: "completions"; kind: "mention" | "command"; query: string; items: { value: string; detail: string }[] };
+  | { type: "completions"; kind: "mention" | "command"; query: string; items: { value: string; detail: string }[] }
+  /** The prompt box takes the keyboard focus (pi: Focus Chat Prompt). */
+  | { type: "focusPrompt" };
 
 export type SendMode = "steer" | "followUp";
 

@@ -7,13 +7,16 @@ import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { askApproval } from "./approvals";
-import { ApprovalAnswer, ApprovalRequest, PendingApprovals } from "./approvalModel";
+import { ApprovalAnswer, approvalCard, ApprovalRequest, PendingApprovals } from "./approvalModel";
+import { ChatAttention } from "./chatAttention";
 import { ChatCompletions } from "./chatCompletions";
 import { promptBefore, type ChatMessage } from "./chatModel";
 import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "./chatProtocol";
 import { ChatSync } from "./chatSync";
 import { currentText, DiffDocuments } from "./diffView";
 import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "./messageActions";
+import { orderModels } from "./modelOrder";
+import { sessionDescription, sessionStart } from "./sessionTitle";
 import { PiSession } from "./session";
 import { proposedDiff, recordedDiff } from "./toolCards";
 
@@ -47,6 +50,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private gathered: ChatMessage | "all" | undefined;
   private readonly createdAt = Date.now();
   private readonly resolved = new vscode.EventEmitter<void>();
+  private readonly attention = new ChatAttention(
+    () => this.view,
+    () => this.approvals.cards().length,
+  );
+  /** The open session's first message and start, read once per session for the view's description. */
+  private start: { sessionId: string; firstMessage?: string; started?: Date } | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -71,6 +80,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.onDidDispose(() => {
       if (this.view === view) this.view = undefined;
     });
+    view.onDidChangeVisibility(() => this.attention.update());
+    void this.describeSession();
     this.resolved.fire();
   }
 
@@ -97,12 +108,35 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     else await this.sync.load();
     this.completions.reset();
     this.post();
-    await this.sendModels();
+    await Promise.all([this.sendModels(), this.describeSession()]);
+  }
+
+  /** The view's title bar says which session is open: its name, else its first message, and its time. */
+  private async describeSession(): Promise<void> {
+    const current = this.session.current;
+    if (current === undefined) {
+      if (this.view) this.view.description = undefined;
+      return;
+    }
+    if (this.start?.sessionId !== current.sessionId || this.start.firstMessage === undefined) {
+      this.start = { sessionId: current.sessionId, ...(await sessionStart((method, params) => this.request(method, params))) };
+    }
+    if (this.view) this.view.description = sessionDescription(current.name, this.start.firstMessage, this.start.started);
+  }
+
+  /** pi: Focus Chat Prompt: show the chat and put the cursor in its prompt box. */
+  async focusPrompt(): Promise<void> {
+    await vscode.commands.executeCommand("pi.chat.focus");
+    this.postToView({ type: "focusPrompt" });
   }
 
   /** A pi/event of the open session. */
   onEvent(seq: number, event: Record<string, unknown>): void {
-    if (event.type === "approval_result" && typeof event.toolCallId === "string") this.approvals.settled(event.toolCallId);
+    if (event.type === "approval_result" && typeof event.toolCallId === "string") {
+      this.approvals.settled(event.toolCallId);
+      this.attention.update();
+    }
+    if (event.type === "agent_end") this.attention.runFinished();
     const changed = this.sync.onEvent(seq, event);
     if (!changed && event.type !== "approval_result") return;
     // Deltas (and a tool's partial output) come faster than frames: their posts are gathered for
@@ -134,14 +168,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   /**
-   * `pi/requestApproval`: a card in the chat while the chat is visible; otherwise (the view closed
-   * or hidden) VS Code's modal question, so a run never waits on something nobody can see. A
-   * window that has just (re)loaded first gives its chat a moment to be restored.
+   * `pi/requestApproval`: a card in the chat while the chat view exists (hidden, it badges the pi
+   * container, and an unfocused window gets a notification); otherwise (the view closed) VS Code's
+   * modal question, so a run never waits on something nobody can see. A window that has just
+   * (re)loaded first gives its chat a moment to be restored.
    */
   async approve(request: ApprovalRequest): Promise<ApprovalAnswer> {
-    if (!(await this.viewVisibleSoon())) return askApproval(request);
+    await this.viewVisibleSoon();
+    if (this.view === undefined) return askApproval(request);
     const answer = this.approvals.ask(request);
     this.post();
+    this.attention.approvalWaiting(approvalCard(request).title);
+    void answer.then(() => this.attention.update());
     return answer;
   }
 
@@ -202,7 +240,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     }
     this.postToView({
       type: "models",
-      models: listed.models.map(({ id, name, reasoning }) => ({ id, name, reasoning })),
+      models: orderModels(
+        listed.models.map(({ id, name, reasoning }) => ({ id, name, reasoning })),
+        listed.current.modelId,
+      ),
       modelId: listed.current.modelId,
       thinkingLevel: listed.current.thinkingLevel,
     });

@@ -85,6 +85,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ...registerSessionDocuments(running, session),
     vscode.commands.registerCommand("pi.renameSession", guarded(() => session.rename())),
     vscode.commands.registerCommand("pi.showServerLog", () => output.show()),
+    vscode.commands.registerCommand("pi.focusPrompt", guarded(() => chat.focusPrompt())),
     vscode.commands.registerCommand(
       "pi.restartServer",
       guarded(async () => {

@@ -219,13 +219,24 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   });
 
   function drawModels(modelId: string, thinkingLevel: string): void {
-    modelSelect.replaceChildren(
-      ...models.map((model) => {
-        const option = element(doc, "option", { value: model.id }, model.name);
-        option.selected = model.id === modelId;
-        return option;
-      }),
-    );
+    // The host orders them: the current model on top, then each family together (an optgroup).
+    const entries: HTMLElement[] = [];
+    let group: HTMLOptGroupElement | undefined;
+    models.forEach((model, index) => {
+      const option = element(doc, "option", { value: model.id }, model.name);
+      option.selected = model.id === modelId;
+      if ((index === 0 && model.id === modelId) || model.family === undefined) {
+        entries.push(option);
+        group = undefined;
+        return;
+      }
+      if (group?.label !== model.family) {
+        group = element(doc, "optgroup", { label: model.family });
+        entries.push(group);
+      }
+      group.append(option);
+    });
+    modelSelect.replaceChildren(...entries);
     const reasoning = models.find((model) => model.id === modelId)?.reasoning ?? true;
     const levels = reasoning ? THINKING_LEVELS : (["off"] as const);
     thinkingSelect.replaceChildren(
@@ -421,6 +432,9 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
       case "models":
         models = message.models;
         drawModels(message.modelId, message.thinkingLevel);
+        break;
+      case "focusPrompt":
+        input.focus();
         break;
       case "completions":
         if (!completion || completion.kind !== message.kind || completion.query !== message.query) return;
