@@ -17,11 +17,10 @@ export async function switchTheme(wb: Workbench, theme: (typeof THEMES)[number])
   await wb.page.keyboard.press("F1");
   const input = wb.quickInput.locator("input.input");
   await input.fill(">Preferences: Color Theme");
-  await wb.quickInput.locator(".monaco-list-row").first().filter({ hasText: /^Preferences: Color Theme/ }).waitFor({ timeout: 15_000 });
-  await input.press("Enter");
+  const rows = wb.quickInput.locator(".monaco-list-row");
+  await rows.filter({ hasText: /^Preferences: Color Theme(?!s)/ }).first().click({ timeout: 15_000 });
   await input.fill(theme.label);
-  await wb.quickInput.locator(".monaco-list-row").first().filter({ hasText: new RegExp(`^${theme.label}`) }).waitFor({ timeout: 15_000 });
-  await input.press("Enter");
+  await rows.filter({ hasText: new RegExp(`^${theme.label}`) }).first().click({ timeout: 15_000 });
   await eventually(
     `the chat in ${theme.label}`,
     () => wb.chat.locator("body").getAttribute("class", { timeout: 1_000 }),

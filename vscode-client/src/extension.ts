@@ -55,10 +55,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(vscode.window.registerWebviewViewProvider("pi.chat", chat), diffs.register());
   context.subscriptions.push(output, gauge, tree.register());
 
+  /** The last compaction's `tokensAfter` (from pi/compactionEnded): the gauge's estimate until the next reply. */
+  let compacted: { sessionId: string; tokensAfter: number } | undefined;
   const refresh = async (): Promise<void> => {
     tree.refreshSoon();
     try {
-      gauge.show(await session.usage());
+      const usage = await session.usage();
+      const estimate = compacted?.sessionId === session.current?.sessionId ? compacted?.tokensAfter : undefined;
+      gauge.show(usage, estimate);
       await chat.redraw();
     } catch (error) {
       output.appendLine(`refresh failed: ${String(error)}`);
@@ -137,9 +141,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     client.onNotification("pi/compactionStarted", (params: { sessionId: string; reason: string }) => {
       if (params.sessionId === session.current?.sessionId) chat.onCompactionNotice(true, params);
     }),
-    client.onNotification("pi/compactionEnded", (params: { sessionId: string; reason: string; error?: string }) => {
+    client.onNotification("pi/compactionEnded", (params: { sessionId: string; reason: string; error?: string; result?: { tokensAfter?: unknown } }) => {
       if (params.sessionId !== session.current?.sessionId) return;
       chat.onCompactionNotice(false, params);
+      if (typeof params.result?.tokensAfter === "number") {
+        compacted = { sessionId: params.sessionId, tokensAfter: params.result.tokensAfter };
+        void refresh();
+      }
       // Automatic compactions would fail unseen while the chat is hidden; a manual one's failure is its request's error.
       if (params.error && params.reason !== "manual") void vscode.window.showWarningMessage(`pi: ${params.error}`);
     }),

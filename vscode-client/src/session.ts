@@ -149,7 +149,7 @@ export class PiSession {
         const sessions = await search.search(pick.value, all);
         if (sessions === undefined) return; // a newer search is on its way
         // The server already matched message text: keep every answer visible whatever VS Code's own filter says.
-        pick.items = sessions.map((info) => ({ ...pickItem(info, all), alwaysShow: true }));
+        pick.items = sessions.map((info) => ({ ...pickItem(info, all, sessions), alwaysShow: true }));
         if (sessions.length === 0) pick.items = [{ label: pick.value ? "No session matches" : "No sessions for this folder yet", alwaysShow: true }];
       } catch (error) {
         pick.items = [{ label: `$(error) ${error instanceof Error ? error.message : String(error)}`, alwaysShow: true }];
