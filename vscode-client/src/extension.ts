@@ -32,10 +32,12 @@ function guarded(work: () => Promise<void>): () => Promise<void> {
   };
 }
 
-/** No server could be found or set up: say why, with a way to the settings. */
-async function reportNoServer(error: ServerNotFoundError): Promise<void> {
-  const choice = await vscode.window.showErrorMessage(`pi: ${error.message}`, "Open Settings");
-  if (choice) await vscode.commands.executeCommand("workbench.action.openSettings", "pi.server");
+/** No server could be found or set up: say why, once, with a way to the settings and to the log. */
+async function reportNoServer(error: ServerNotFoundError, output: vscode.OutputChannel): Promise<void> {
+  const text = error.message.startsWith("pi.") ? error.message : `pi: ${error.message}`;
+  const choice = await vscode.window.showErrorMessage(text, "Open Settings", "Show Log");
+  if (choice === "Open Settings") await vscode.commands.executeCommand("workbench.action.openSettings", "pi.server");
+  if (choice === "Show Log") output.show();
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -110,7 +112,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   } catch (error) {
     if (error instanceof ServerNotFoundError) {
       output.appendLine(error.message);
-      void reportNoServer(error);
+      void reportNoServer(error, output);
       session.reopened();
       return;
     }
