@@ -23,8 +23,6 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
   fs.rmSync(SCREENSHOTS_DIR, { recursive: true, force: true });
   const run = new RunDir(path.join(REPO_DIR, "vscode-client", "e2e", "run"));
   fs.writeFileSync(path.join(run.workspace, "notes.txt"), NOTES);
-  // ask: every edit waits for the user's approval, so the diff can be seen before it happens.
-  fs.writeFileSync(path.join(run.agentDir, "settings.json"), JSON.stringify({ approval: "ask" }));
 
   const model = await FakeModel.start(run);
   let server: CodeServer | undefined;
@@ -54,7 +52,9 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
   };
 
   try {
-    server = await CodeServer.start(run, model, VSIX, { "pi.compaction.keepRecentTokens": 50 });
+    // ask: every edit waits for the user's approval, so the diff can be seen before it happens. Set
+    // in the User settings, as a user does (an application setting: code-server is a remote setup).
+    server = await CodeServer.start(run, model, VSIX, { "pi.compaction.keepRecentTokens": 50, "pi.approval": "ask" });
     browser = await openBrowser();
     bench = new Workbench(await openWorkbench(browser, server, run));
     timings.push(`code-server up, workbench loaded: ${((Date.now() - started) / 1000).toFixed(1)} s`);
