@@ -65,6 +65,8 @@ export type WebviewToHost =
   | { type: "openDiff"; toolCallId: string }
   | { type: "complete"; kind: "mention" | "command"; query: string }
   | { type: "setModel"; modelId?: string; thinkingLevel?: string }
-  | { type: "action"; action: MessageAction; entryId: string; text: string };
+  | { type: "action"; action: MessageAction; entryId: string; text: string }
+  /** A code block's Copy / Insert at cursor / Save as new file. */
+  | { type: "codeAction"; action: "copy" | "insert" | "newFile"; code: string; language: string };
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;

@@ -10,6 +10,7 @@ import { askApproval } from "./approvals";
 import { ApprovalAnswer, approvalCard, ApprovalRequest, PendingApprovals } from "./approvalModel";
 import { ChatAttention } from "./chatAttention";
 import { ChatCompletions } from "./chatCompletions";
+import { runCodeAction } from "./codeActions";
 import { promptBefore, type ChatMessage } from "./chatModel";
 import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "./chatProtocol";
 import { ChatSync } from "./chatSync";
@@ -295,6 +296,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
           return await this.sendModels();
         case "action":
           return await this.act(message.action, message.entryId, message.text);
+        case "codeAction":
+          return await runCodeAction(message.action, message.code, message.language);
       }
     } catch (error) {
       this.status(`Error: ${error instanceof Error ? error.message : String(error)}`);

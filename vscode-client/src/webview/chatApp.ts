@@ -13,6 +13,7 @@ import {
   type WebviewToHost,
 } from "../chatProtocol";
 import { approvalBlock, button, compactionRow, noticeBlock, queueBlock, retryRow, type CardContext } from "./cards";
+import { codeActionAt } from "./codeBlocks";
 import { applyCompletion, completionAt, type CompletionContext } from "./completion";
 import { createMarkdown } from "./markdown";
 import { emptyState } from "./emptyState";
@@ -213,6 +214,11 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     loadingOlder = true;
     post({ type: "loadOlder" });
   }
+  // Code blocks' buttons (drawn as plain markup in cached, cloned blocks): one listener for all.
+  log.addEventListener("click", (event) => {
+    const asked = codeActionAt(event.target);
+    if (asked) post({ type: "codeAction", ...asked });
+  });
   log.addEventListener("scroll", () => {
     if (log.scrollTop < TOP_SLACK) loadOlder();
     if (log.scrollHeight - log.scrollTop - log.clientHeight < BOTTOM_SLACK) newMessages.hidden = true;
