@@ -9,6 +9,7 @@ import { LanguageClient } from "vscode-languageclient/node";
 import { askApproval } from "./approvals";
 import { ApprovalAnswer, approvalCard, ApprovalRequest, PendingApprovals } from "./approvalModel";
 import { ChatAttention } from "./chatAttention";
+import { builtinCommand } from "./builtinCommands";
 import { ChatCompletions } from "./chatCompletions";
 import { runCodeAction } from "./codeActions";
 import { promptBefore, type ChatMessage } from "./chatModel";
@@ -307,6 +308,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   /** Enter steers and Alt+Enter follows up while a run is active; with no run either starts one. */
   private async send(text: string, mode: "steer" | "followUp", images: PromptImage[]): Promise<void> {
+    const builtin = images.length === 0 ? builtinCommand(text) : undefined;
+    if (builtin) return this.runBuiltin(builtin.name, builtin.rest);
     try {
       await this.session.ready(); // a session being reopened (window reload, server restart) is the one meant
       if (!this.session.current) await this.session.continueRecent();
@@ -320,6 +323,20 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       }
       throw error;
     }
+  }
+
+  /** The chat's own `/compact [instructions]`, `/new` and `/model`. */
+  private async runBuiltin(name: "compact" | "new" | "model", rest: string): Promise<void> {
+    if (name === "new") return this.session.newSession();
+    if (name === "compact") return this.session.compact(rest === "" ? undefined : rest);
+    const { models, current } = await this.request<{ models: ModelChoice[]; current: { modelId: string } }>("pi/listModels", {});
+    const picked = await vscode.window.showQuickPick(
+      orderModels(models, current.modelId).map((model) => ({ label: model.name, description: model.id === current.modelId ? `${model.id} (current)` : model.id, id: model.id })),
+      { title: "pi: choose the model" },
+    );
+    if (picked === undefined) return;
+    await this.request("pi/setModel", { modelId: picked.id });
+    await this.sendModels();
   }
 
   /** "Open diff" on an approval card (the file now vs. after the change) or on a finished edit/write card. */

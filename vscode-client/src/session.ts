@@ -209,7 +209,7 @@ export class PiSession {
    * now), ask for optional instructions, then compact with progress from the server's
    * `$/progress`; Cancel cancels the request, and then nothing is written.
    */
-  async compact(): Promise<void> {
+  async compact(givenInstructions?: string): Promise<void> {
     if (!this.state) {
       void vscode.window.showInformationMessage("Open a pi session first.");
       return;
@@ -226,8 +226,8 @@ export class PiSession {
     const { message, detail } = describePlan(plan, firstKept);
     const answer = await vscode.window.showInformationMessage(message, { modal: true, detail }, "Compact", "Compact with Instructions…");
     if (answer === undefined) return;
-    let instructions = "";
-    if (answer !== "Compact") {
+    let instructions = givenInstructions ?? "";
+    if (answer !== "Compact" && givenInstructions === undefined) {
       const typed = await vscode.window.showInputBox({
         title: "Compact: instructions for the summary",
         prompt: "What the summary should focus on (Enter to compact, Escape to cancel)",

@@ -51,6 +51,17 @@ export function queueBlock(context: CardContext, queue: QueueView): HTMLElement 
   return block;
 }
 
+/** A unified diff's lines, each a span coloured by its kind (added, removed, hunk header, file header). */
+export function diffLines(doc: Document, diff: string): HTMLElement[] {
+  return diff.split("\n").map((line, index, lines) => {
+    const span = doc.createElement("span");
+    const kind = /^(\+\+\+|---) /.test(line) ? "file" : line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "added" : line.startsWith("-") ? "removed" : "";
+    if (kind !== "") span.className = `diff-${kind}`;
+    span.textContent = index < lines.length - 1 ? `${line}\n` : line;
+    return span;
+  });
+}
+
 /** A tool call waiting for the user: what it would do, "Open diff" for edits, Allow / Allow always / Deny with a reason. */
 export function approvalBlock(context: CardContext, card: ApprovalCard): HTMLElement {
   const doc = context.document;
@@ -63,7 +74,8 @@ export function approvalBlock(context: CardContext, card: ApprovalCard): HTMLEle
   title.textContent = card.title;
   const detail = doc.createElement("pre");
   detail.className = "approval-detail";
-  detail.textContent = card.detail;
+  if (card.diffable) detail.append(...diffLines(doc, card.detail));
+  else detail.textContent = card.detail;
   block.append(title, detail);
   if (card.diffable) block.append(button(doc, "Open diff", () => context.onOpenDiff(card.toolCallId)));
   const reason = doc.createElement("input");

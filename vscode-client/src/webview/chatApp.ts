@@ -110,7 +110,8 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   let loadingOlder = false;
   /** Set by the user's own send: the next draw scrolls to the bottom wherever the reader was. */
   let followNext = false;
-  const drawn = new Map<string, { message: ChatMessage; signature: string; article: HTMLElement }>();
+  const drawn = new Map<string, { message: ChatMessage; signature: string; article: HTMLElement; waiting: boolean }>();
+  const awaitingApproval = new Set<string>();
   /** Approval cards kept while they wait, so a redraw never loses a reason being typed. */
   const approvalCards = new Map<string, HTMLElement>();
   const roving = rovingArticles(log);
@@ -125,6 +126,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     onAction: (action, entryId, text) => post({ type: "action", action, entryId, text }),
     onOpenDiff: (toolCallId) => post({ type: "openDiff", toolCallId }),
     onRetry: (key) => post({ type: "retry", key }),
+    awaitingApproval,
   };
   const cards: CardContext = {
     document: doc,
@@ -143,16 +145,17 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
    */
   function article(message: ChatMessage): HTMLElement {
     const cached = drawn.get(message.key);
-    if (cached && cached.message === message) return cached.article;
+    const waiting = message.tool !== undefined && awaitingApproval.has(message.tool.callId);
+    if (cached && cached.message === message && cached.waiting === waiting) return cached.article;
     const signature = JSON.stringify({ ...message, text: "" });
-    if (cached && cached.signature === signature) {
+    if (cached && cached.signature === signature && cached.waiting === waiting) {
       if (cached.message.text === message.text || updateReplyText(cached.article, message.text)) {
         cached.message = message;
         return cached.article;
       }
     }
     const fresh = messageArticle(messageView, message);
-    drawn.set(message.key, { message, signature, article: fresh });
+    drawn.set(message.key, { message, signature, article: fresh, waiting });
     return fresh;
   }
 
@@ -165,6 +168,8 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
       older.addEventListener("click", loadOlder);
       nodes.push(older);
     }
+    awaitingApproval.clear();
+    for (const card of state.approvals) awaitingApproval.add(card.toolCallId);
     const keys = new Set<string>();
     for (const message of state.messages) {
       keys.add(message.key);
@@ -343,7 +348,8 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
       ...items.map((item, index) => {
         const option = element(doc, "li", { role: "option", id: `suggestion-${index}` });
         option.setAttribute("aria-selected", String(index === selected));
-        option.textContent = item.detail ? `${item.value} — ${item.detail}` : item.value;
+        if (item.value === "") option.setAttribute("aria-disabled", "true"); // a note ("no templates"), never inserted
+        option.textContent = item.value === "" ? item.detail : item.detail ? `${item.value} — ${item.detail}` : item.value;
         option.addEventListener("mousedown", (event) => {
           event.preventDefault();
           accept(index);
@@ -357,6 +363,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   function accept(index: number): void {
     const item = items[index];
     if (!completion || !item) return;
+    if (item.value === "") return closeSuggestions();
     const caret = input.selectionStart ?? input.value.length;
     const next = applyCompletion(input.value, caret, completion, item.value);
     input.value = next.text;

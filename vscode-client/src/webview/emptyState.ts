@@ -3,7 +3,7 @@
 const TIPS: [string, string][] = [
   ["Enter", "sends; Shift+Enter starts a new line"],
   ["@", "mentions a file of the workspace"],
-  ["/", "runs a prompt template or skill"],
+  ["/", "runs /compact, /new, /model, a prompt template or a skill"],
   ["Alt+Enter", "queues a follow-up while pi works"],
 ];
 

@@ -29,6 +29,8 @@ export interface MessageViewContext {
   onOpenDiff(toolCallId: string): void;
   /** Retry on a failed reply (by message key). */
   onRetry(key: string): void;
+  /** Tool calls (by id) whose approval card waits for the user: they say so, not "running". */
+  awaitingApproval?: ReadonlySet<string>;
 }
 
 /** The codicon of each message action (shown on hover and keyboard focus; the label is its accessible name). */
@@ -69,7 +71,8 @@ function toolCardView(context: MessageViewContext, card: ToolCard, summaryText: 
     else context.toggledTools.delete(card.callId);
   });
   const summary = doc.createElement("summary");
-  summary.textContent = card.running ? `${summaryText} (running…)` : summaryText;
+  const waiting = context.awaitingApproval?.has(card.callId) === true;
+  summary.textContent = waiting ? `${summaryText} (waiting for your approval)` : card.running ? `${summaryText} (running…)` : summaryText;
   const output = doc.createElement("pre");
   output.className = "tool-output";
   const lines = card.output.split("\n");
