@@ -46,6 +46,7 @@ IMPLEMENTED_METHODS = (
     "pi/getSessionStats",
     "pi/getCommands",
     "pi/bash",
+    "pi/setApiKey",
     "pi/previewRestore",
     "pi/restoreFiles",
     "pi/undoRestore",

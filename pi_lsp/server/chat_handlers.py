@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_lsp.llm.auth import anthropic_api_key, set_editor_api_key
 from pi_lsp.server.context import Context, Handler
 from pi_lsp.server.params import Params
 from pi_lsp.service.errors import InvalidParams
@@ -82,6 +83,13 @@ async def bash(ctx: Context, p: Params) -> Any:
     return await ctx.service.runs.bash(ctx.client, p.session(), command, exclude)
 
 
+async def set_api_key(ctx: Context, p: Params) -> Any:
+    """The editor's key (from its secret store), for this server process, in memory only."""
+    key = p.nullable_string("apiKey", required=True)
+    set_editor_api_key(key if isinstance(key, str) else None)
+    return {"hasApiKey": anthropic_api_key() is not None}
+
+
 CHAT_METHODS: dict[str, Handler] = {
     "pi/prompt": prompt,
     "pi/abort": abort,
@@ -92,4 +100,5 @@ CHAT_METHODS: dict[str, Handler] = {
     "pi/getSessionStats": get_session_stats,
     "pi/getCommands": get_commands,
     "pi/bash": bash,
+    "pi/setApiKey": set_api_key,
 }

@@ -657,7 +657,13 @@ class RunService:
             current = {"provider": "anthropic", "modelId": info.id, "thinkingLevel": level}
         models = [model.to_wire() for model in MODELS.values()]
         # additive: whether a key is configured, so an editor can say how to set one before a prompt fails
-        return {"models": models, "current": current, "hasApiKey": anthropic_api_key() is not None}
+        # agentDir: where pi's auth.json and settings live for this server (for the no-key notice)
+        return {
+            "models": models,
+            "current": current,
+            "hasApiKey": anthropic_api_key() is not None,
+            "agentDir": str(agent_dir()),
+        }
 
     async def session_stats(self, client: Client, session_id: str | None) -> dict[str, Any]:
         session = self.host.registry.resolve(client, session_id)

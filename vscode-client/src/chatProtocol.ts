@@ -19,6 +19,8 @@ export interface ChatViewState {
   hasMore: boolean;
   approvals: ApprovalCard[];
   notice?: ChatNotice;
+  /** The server's agent dir (where pi's auth.json lives), for the no-key notice. */
+  agentDir?: string;
   /** A compaction running, failed, or retrying the request after it: the status row. */
   compaction?: CompactionStatus;
   /** The automatic retry after a failed reply: the status row, with Stop. */

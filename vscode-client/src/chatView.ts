@@ -47,6 +47,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private readonly approvals = new PendingApprovals();
   private readonly completions: ChatCompletions;
   private notice: ChatNotice | undefined;
+  private agentDir: string | undefined;
   private deltaTimer: ReturnType<typeof setTimeout> | undefined;
   /** What the gathered posts changed: one message, or more ("all": the whole state is posted). */
   private gathered: ChatMessage | "all" | undefined;
@@ -210,6 +211,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         hasMore: this.sync.hasMore,
         approvals: this.approvals.cards(),
         ...(this.notice ? { notice: this.notice } : {}),
+        ...(this.agentDir ? { agentDir: this.agentDir } : {}),
         ...(this.sync.compaction ? { compaction: this.sync.compaction } : {}),
         ...(this.sync.retry ? { retry: this.sync.retry } : {}),
       },
@@ -234,10 +236,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       models: ModelChoice[];
       current: { modelId: string; thinkingLevel: string };
       hasApiKey?: boolean;
+      agentDir?: string;
     }>("pi/listModels", {});
     const notice = listed.hasApiKey === false ? "noApiKey" : undefined;
-    if (notice !== this.notice) {
+    if (notice !== this.notice || listed.agentDir !== this.agentDir) {
       this.notice = notice;
+      this.agentDir = listed.agentDir;
       this.post();
     }
     this.postToView({

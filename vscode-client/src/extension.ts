@@ -1,6 +1,7 @@
 /** Wires the pi extension: server client, session, tree view, gauge and commands. */
 import * as vscode from "vscode";
-import { LanguageClient } from "vscode-languageclient/node";
+import { LanguageClient, State } from "vscode-languageclient/node";
+import { ApiKeys } from "./apiKey";
 import { ApprovalRequest } from "./approvalModel";
 import { ChatViewProvider } from "./chatView";
 import { createClient, currentPiSettings, resolveServer, SharedServerLink, sharesServer } from "./client";
@@ -54,6 +55,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // Restored diff and System Prompt tabs wait in session.ready() for the server and the last session.
   const diffs = new DiffDocuments({ ready: (timeoutMs) => session.ready(timeoutMs), sessionId: () => session.current?.sessionId, request });
   const chat = new ChatViewProvider(context.extensionUri, running, session, diffs);
+  const apiKeys = new ApiKeys(context.secrets, request);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider("pi.chat", chat), diffs.register());
   context.subscriptions.push(output, gauge, tree.register());
 
@@ -92,6 +94,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("pi.renameSession", guarded(() => session.rename())),
     vscode.commands.registerCommand("pi.showServerLog", () => output.show()),
     vscode.commands.registerCommand("pi.focusPrompt", guarded(() => chat.focusPrompt())),
+    vscode.commands.registerCommand(
+      "pi.setApiKey",
+      guarded(async () => {
+        if (await apiKeys.ask()) await chat.redraw();
+      }),
+    ),
     vscode.commands.registerCommand(
       "pi.restartServer",
       guarded(async () => {
@@ -156,6 +164,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     client.onRequest("pi/requestApproval", (approval: ApprovalRequest) => chat.approve(approval)),
     client.onNotification("pi/systemPromptChanged", () => {
       void vscode.commands.executeCommand("pi.internal.systemPromptChanged");
+    }),
+  );
+  // The stored key goes to every server this window connects to (a restarted or new shared one too).
+  context.subscriptions.push(
+    client.onDidChangeState((change) => {
+      if (change.newState === State.Running) void apiKeys.handOver().then(() => chat.redraw(), (error: unknown) => output.appendLine(`could not hand over the API key: ${String(error)}`));
     }),
   );
   // A prompt sent before the last session is open again waits for it (PiSession starts pending).

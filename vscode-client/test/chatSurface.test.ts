@@ -148,3 +148,12 @@ test("controls carry the theme's kinds: Send and Allow primary, Stop and Deny se
   for (const name of ["Send", "Allow"]) assert.equal(named(name).classList.contains("secondary"), false, `${name} is primary`);
   for (const name of ["Stop", "Deny", "Allow always", "Open diff"]) assert.equal(named(name).classList.contains("secondary"), true, `${name} is secondary`);
 });
+
+test("the no-key notice offers pi: Set API Key… (no restart) and names the server's real agent dir", () => {
+  const chat = open();
+  chat.app.receive({ type: "state", state: { ...base, notice: "noApiKey", agentDir: "/home/me/custom-agent/" } });
+  const notice = chat.doc.querySelector("[aria-label='no API key']")?.textContent ?? "";
+  assert.match(notice, /Run “pi: Set API Key…”: VS Code keeps the key in its secret storage .* no restart needed/);
+  assert.match(notice, /\/home\/me\/custom-agent\/auth\.json holds a key/);
+  assert.doesNotMatch(notice, /~\/\.pi\/agent/);
+});

@@ -158,7 +158,7 @@ export function retryRow(context: CardContext, retry: RetryStatus): HTMLElement 
 }
 
 /** How to set an API key (the server has none), and that compaction still works without one. */
-export function noticeBlock(doc: Document, notice: ChatNotice): HTMLElement {
+export function noticeBlock(doc: Document, notice: ChatNotice, agentDir = "~/.pi/agent"): HTMLElement {
   const block = doc.createElement("section");
   block.className = "notice";
   block.setAttribute("role", "note");
@@ -167,7 +167,8 @@ export function noticeBlock(doc: Document, notice: ChatNotice): HTMLElement {
     notice === "noApiKey"
       ? [
           "pi has no Anthropic API key, so it cannot answer yet.",
-          "Set ANTHROPIC_API_KEY in the environment VS Code starts pi-lsp from (then run “pi: Restart Server”), or log in with the pi CLI so that ~/.pi/agent/auth.json holds a key.",
+          "Run “pi: Set API Key…”: VS Code keeps the key in its secret storage and hands it to pi-lsp, at once, no restart needed.",
+          `Or log in with the pi CLI so that ${agentDir.replace(/[\\/]+$/, "")}/auth.json holds a key, or set ANTHROPIC_API_KEY where VS Code starts pi-lsp (then run “pi: Restart Server”).`,
           "Sessions, the tree and Compact… still work offline: without a key compaction writes its summary locally.",
         ]
       : [];

@@ -192,7 +192,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     }
     const queued = queueBlock(cards, state.queue);
     if (queued) nodes.push(queued);
-    if (state.notice) nodes.push(noticeBlock(doc, state.notice));
+    if (state.notice) nodes.push(noticeBlock(doc, state.notice, state.agentDir));
     if (nodes.length === (state.notice ? 1 : 0) && !state.running) nodes.unshift(emptyState(doc, state.notice !== undefined));
     const heightBefore = log.scrollHeight;
     placeChildren(log, nodes);
