@@ -86,6 +86,9 @@ async def bash(ctx: Context, p: Params) -> Any:
 async def set_api_key(ctx: Context, p: Params) -> Any:
     """The editor's key (from its secret store), for this server process, in memory only."""
     key = p.nullable_string("apiKey", required=True)
+    if isinstance(key, str) and any(ord(char) < 0x20 or ord(char) == 0x7F for char in key):
+        # it goes into an HTTP header; the message never echoes it
+        raise InvalidParams("apiKey must not contain control characters", {"field": "apiKey"})
     set_editor_api_key(key if isinstance(key, str) else None)
     return {"hasApiKey": anthropic_api_key() is not None}
 
