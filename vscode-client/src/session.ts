@@ -5,6 +5,7 @@ import * as crypto from "node:crypto";
 import { WorkDoneProgress } from "vscode-languageclient";
 import { CompactionPlan, describePlan, progressMessage } from "./compactionPlan";
 import { ContextUsage } from "./gaugeModel";
+import { chooseFolder } from "./sessionFolder";
 import { pickItem, SessionSearch } from "./sessionSearch";
 import { FoldedTree, TreeEntry, treeEntryOf } from "./treeModel";
 
@@ -43,8 +44,20 @@ export class PiSession {
     return this.state;
   }
 
+  /** The folder Open Session… lists: the open session's, else the first workspace folder. */
   private cwd(): string | undefined {
-    return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    return this.state?.cwd ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  }
+
+  /** A new session's folder: the active editor's workspace folder, else the only one, else asked. */
+  private async sessionFolder(): Promise<string | undefined> {
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath);
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const chosen = chooseFolder(folders, active === undefined ? undefined : vscode.workspace.getWorkspaceFolder(active)?.uri.fsPath);
+    if (!chosen.ask) return chosen.folder;
+    const picked = await vscode.window.showWorkspaceFolderPick({ placeHolder: "The folder pi works in for this session" });
+    if (picked === undefined) throw new Error("no folder chosen for the session");
+    return picked.uri.fsPath;
   }
 
   /** Make the session a request answers with (a SessionState) the open one. */
@@ -105,12 +118,13 @@ export class PiSession {
     }
   }
 
-  newSession(): Promise<void> {
-    return this.adopt("pi/newSession", { cwd: this.cwd() });
+  /** In a multi-root workspace: the active editor's folder, else asked (sessionFolder.ts). */
+  async newSession(): Promise<void> {
+    return this.adopt("pi/newSession", { cwd: await this.sessionFolder() });
   }
 
-  continueRecent(): Promise<void> {
-    return this.adopt("pi/continueRecent", { cwd: this.cwd() });
+  async continueRecent(): Promise<void> {
+    return this.adopt("pi/continueRecent", { cwd: await this.sessionFolder() });
   }
 
   open(path: string): Promise<void> {
