@@ -1,5 +1,6 @@
 // Bundles the extension host (out/extension.js; vscode is provided by the editor) and, apart,
-// the chat webview's script (out/webview.js, runs in the browser).
+// the chat webview's script (out/webview.js, runs in the browser) and its stylesheet (out/webview.css,
+// with the codicon font it imports copied beside it: the webview's CSP loads both from the extension).
 import { build } from "esbuild";
 
 await Promise.all([
@@ -21,6 +22,14 @@ await Promise.all([
     format: "iife",
     target: "es2022",
     outfile: "out/webview.js",
+    logLevel: "warning",
+  }),
+  build({
+    entryPoints: ["src/webview/chat.css"],
+    bundle: true,
+    loader: { ".ttf": "file" },
+    assetNames: "[name]",
+    outfile: "out/webview.css",
     logLevel: "warning",
   }),
 ]);

@@ -24,6 +24,9 @@ NO_CAPABILITY = (
     " (it did not declare capabilities.experimental.pi.approvals). Nothing was run."
 )
 DENIED = "Tool call blocked: the user denied permission to run {tool}. Nothing was run."
+# A refusal with the user's reason says first that the user refused (so the model does not take
+# the reason for a tool failure), then gives the reason as the user wrote it.
+DENIED_WITH_REASON = DENIED + " The user's reason: {reason}"
 UNANSWERED = "Tool call blocked: the approval request for {tool} got no valid answer. Nothing was run."
 INVALID_ANSWER = (
     "Tool call blocked: the editor's approval answer for {tool} could not be applied ({why})."

@@ -1,4 +1,5 @@
-"""The Anthropic API key: ``$ANTHROPIC_API_KEY``, else pi's credential file ``<agentDir>/auth.json``.
+"""The Anthropic API key: one an editor handed over (``pi/setApiKey``, kept in memory only), else
+``$ANTHROPIC_API_KEY``, else pi's credential file ``<agentDir>/auth.json``.
 
 pi stores credentials per provider in ``auth.json``::
 
@@ -29,7 +30,19 @@ log = logging.getLogger(__name__)
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 AUTH_FILE = "auth.json"
 PROVIDER = "anthropic"
+EDITOR_SOURCE = "editor"
 _warned: set[str] = set()
+# A key an editor handed over (VS Code keeps it in its SecretStorage): this process's memory only,
+# never a file, so a shared server's state file and logs never see it. It wins over the others:
+# setting one is the user's explicit act, and takes effect without a restart.
+_editor_key: str | None = None
+
+
+def set_editor_api_key(key: str | None) -> None:
+    """Use ``key`` from now on (None or empty: forget it, and fall back to the usual sources)."""
+    global _editor_key
+    _editor_key = key.strip() if key and key.strip() else None
+    register_secret(_editor_key)
 
 
 def _warn_once(key: str, message: str, *args: object) -> None:
@@ -65,7 +78,9 @@ def key_from_auth_file(path: Path) -> str | None:
 
 
 def _find_key(directory: Path | None) -> tuple[str, str] | None:
-    """The key and where it was found (the variable's name or ``auth.json``), or None."""
+    """The key and where it was found (``editor``, the variable's name or ``auth.json``), or None."""
+    if _editor_key:
+        return _editor_key, EDITOR_SOURCE
     key = os.environ.get(API_KEY_ENV, "").strip()
     if key:
         return key, API_KEY_ENV

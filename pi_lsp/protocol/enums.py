@@ -39,7 +39,7 @@ SKILL_SOURCE = Enum("SkillSource", ("project", "user", "path"))
 SUMMARIZER_SETTING = Enum("SummarizerSetting", ("auto", "anthropic", "offline"))
 TOKENIZER = Enum("Tokenizer", ("tiktoken", "estimate"))
 TREE_FORMAT = Enum("TreeFormat", ("nested", "flat"))
-API_KEY_SOURCE = Enum("ApiKeySource", ("ANTHROPIC_API_KEY", "auth.json"))
+API_KEY_SOURCE = Enum("ApiKeySource", ("editor", "ANTHROPIC_API_KEY", "auth.json"))
 WATCH_BACKEND = Enum("WatchBackend", ("watchdog", "poll"))
 FILE_ERROR_REASON = Enum(
     "FileErrorReason",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from pi_lsp.llm.auth import anthropic_api_key, set_editor_api_key
 from pi_lsp.protocol.enums import STREAMING_BEHAVIOR, THINKING_LEVELS
 from pi_lsp.server.context import Context, Handler
 from pi_lsp.server.params import Params
@@ -106,6 +107,16 @@ async def bash(ctx: Context, p: Params) -> Any:
     return await (await _runs(ctx)).bash(ctx.client, p.session(), command, exclude)
 
 
+async def set_api_key(ctx: Context, p: Params) -> Any:
+    """The editor's key (from its secret store), for this server process, in memory only."""
+    key = p.nullable_string("apiKey", required=True)
+    if isinstance(key, str) and any(ord(char) < 0x20 or ord(char) == 0x7F for char in key):
+        # it goes into an HTTP header; the message never echoes it
+        raise InvalidParams("apiKey must not contain control characters", {"field": "apiKey"})
+    set_editor_api_key(key if isinstance(key, str) else None)
+    return {"hasApiKey": anthropic_api_key() is not None}
+
+
 CHAT_METHODS: dict[str, Handler] = {
     "pi/prompt": prompt,
     "pi/abort": abort,
@@ -116,4 +127,5 @@ CHAT_METHODS: dict[str, Handler] = {
     "pi/getSessionStats": get_session_stats,
     "pi/getCommands": get_commands,
     "pi/bash": bash,
+    "pi/setApiKey": set_api_key,
 }

@@ -37,7 +37,8 @@ class Answer:
     """A decision (``allow``, ``allowAlways`` or ``deny``), the user's reason, whether it came from
     a valid answer (False: denied because the question could not be answered), and for ``allow``
     of an edit/write the user's narrowing of it: the ``hunks`` to apply or the ``content`` to write.
-    ``invalid``: why a malformed narrowing made the answer a refusal."""
+    ``invalid``: why a malformed narrowing made the answer a refusal. ``reason_from_user``: the
+    reason is the user's own words (a refusal's), not the server's text for a refusal."""
 
     decision: str
     reason: str | None
@@ -45,6 +46,7 @@ class Answer:
     hunks: tuple[int, ...] | None = None
     content: str | None = None
     invalid: str | None = None
+    reason_from_user: bool = False
 
 
 class Approvers:
@@ -140,7 +142,7 @@ async def _ask_one(
     decision = answer["decision"]
     reason = reason if isinstance(reason, str) and reason else None
     if decision == "deny":  # a refusal needs no narrowing: any sent is ignored
-        return Answer(decision, reason, True)
+        return Answer(decision, reason, True, reason_from_user=reason is not None)
     hunks, content = answer.get("hunks"), answer.get("content")
     invalid = _invalid_narrowing(decision, hunks, content)
     if invalid is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pi_lsp.agent_dir import agent_dir
 from pi_lsp.llm.auth import anthropic_api_key
 from pi_lsp.llm.models import DEFAULT_MODEL_ID, MODELS, ModelInfo, clamp_thinking_level, find_model
 from pi_lsp.service import entries as ops
@@ -131,4 +132,10 @@ def list_models(registry: Registry, client: Client) -> dict[str, Any]:
         current = {"provider": "anthropic", "modelId": info.id, "thinkingLevel": level}
     models = [model.to_wire() for model in MODELS.values()]
     # additive: whether a key is configured, so an editor can say how to set one before a prompt fails
-    return {"models": models, "current": current, "hasApiKey": anthropic_api_key() is not None}
+    # agentDir: where pi's auth.json and settings live for this server (for the no-key notice)
+    return {
+        "models": models,
+        "current": current,
+        "hasApiKey": anthropic_api_key() is not None,
+        "agentDir": str(agent_dir()),
+    }

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pi_lsp.agent.approvals import DENIED, NO_CAPABILITY, UNANSWERED, check_call
+from pi_lsp.agent.approvals import DENIED, DENIED_WITH_REASON, NO_CAPABILITY, UNANSWERED, check_call
 from pi_lsp.agent.documents import EditorDocuments
 from pi_lsp.agent.loop import LoopHooks, Message, now_ms
 from pi_lsp.agent.runner import CompactionDecision, CompactionHooks, Runner
@@ -220,6 +220,8 @@ class RunHooks:
                 shown = content_digest(plan.before)
                 chat.checked.record(call_id, CheckedTarget(check.target, shown, narrowed))
             return None
+        if reason and answer.reason_from_user:
+            return DENIED_WITH_REASON.format(tool=name, reason=reason)
         if reason:
             return reason
         return (DENIED if answered else UNANSWERED).format(tool=name)

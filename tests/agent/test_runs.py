@@ -122,6 +122,20 @@ async def test_denied_unanswered_and_incapable_clients_get_pis_blocked_result(
         assert bool(chat.client.approval_requests) == capable
 
 
+async def test_a_denial_with_a_reason_says_the_user_denied_it_then_gives_the_reason() -> None:
+    async for chat in open_chat([bash_turn("rm -rf build"), text_turn("Ok.")]):
+        chat.client.answer_approval = lambda r: {"decision": "deny", "reason": "Not on my machine."}
+        await chat.prompt("clean up")
+        tool_result = chat.messages()[2]
+        assert tool_result["content"][0]["text"] == (
+            "Tool call blocked: the user denied permission to run bash. Nothing was run."
+            " The user's reason: Not on my machine."
+        )
+        # The event keeps the user's own words, for editors to show.
+        [result] = [e for e in chat.client.event_list() if e["type"] == "approval_result"]
+        assert result["reason"] == "Not on my machine."
+
+
 async def test_allow_always_covers_that_exact_command_for_the_session() -> None:
     replies = [bash_turn("echo same", "t1"), bash_turn("echo same", "t2"), bash_turn("echo other", "t3"),
                text_turn("Done.")]  # fmt: skip

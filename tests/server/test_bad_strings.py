@@ -61,6 +61,7 @@ STRING_PARAMS: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
     "pi/getSessionStats": ({}, SESSION),
     "pi/getCommands": ({}, {**SESSION, "cwd": PATH}),
     "pi/bash": ({"command": "true"}, {**SESSION, "command": NAME}),
+    "pi/setApiKey": ({}, {"apiKey": NAME}),
     "pi/getServerStatus": ({}, {}),
     "pi/previewRestore": ({"targetId": "e4"}, {**SESSION, "targetId": ID}),
     "pi/getChanges": ({}, {**SESSION, "fromId": ID, "toId": ID}),

@@ -51,7 +51,7 @@ export class Workbench {
 
   /** The context gauge in the status bar (text starting with `pi `). */
   get gauge(): Locator {
-    return this.page.locator(".statusbar-item").filter({ hasText: /^pi (\d+|\?)%/ });
+    return this.page.locator(".statusbar-item").filter({ hasText: /^pi (~?\d+|\?)%/ });
   }
 
   /** The quick input (input boxes and quick picks). */

@@ -69,12 +69,30 @@ export interface ApprovalCard {
   review?: { hunks: { index: number; header: string; accepted: boolean }[]; summary: string; edited: boolean };
 }
 
+/** `path` relative to the session's folder when it lies inside it (cards are read in that folder). */
+export function relativePath(path: string, cwd: string): string {
+  const root = cwd.replace(/[\\/]+$/, "");
+  if (root === "" || !path.startsWith(root)) return path;
+  const rest = path.slice(root.length);
+  return /^[\\/]/.test(rest) && rest.length > 1 ? rest.slice(1) : path;
+}
+
+/**
+ * The card in the chat: a command is shown once (in the detail, not the title too); a diff's
+ * header lines and the title name the file relative to the session's folder.
+ */
 export function approvalCard(request: ApprovalRequest): ApprovalCard {
   const preview = request.preview ?? {};
+  const cwd = preview.cwdOutsideWorkspace ? ` — the session's folder ${request.cwd} is outside the workspace` : "";
+  const title =
+    preview.command !== undefined
+      ? `pi wants to run a command${cwd}`
+      : approvalQuestion({ ...request, preview: { ...preview, ...(preview.path ? { path: relativePath(preview.path, request.cwd) } : {}) } }).message;
+  const diff = preview.diff?.replace(/^(---|\+\+\+) (\S.*)$/gm, (_, mark: string, file: string) => `${mark} ${relativePath(file, request.cwd)}`);
   return {
     toolCallId: request.toolCallId,
-    title: approvalQuestion(request).message,
-    detail: preview.diff ?? preview.command ?? JSON.stringify(request.args, null, 2),
+    title,
+    detail: diff ?? preview.command ?? JSON.stringify(request.args, null, 2),
     diffable: request.toolName === "edit" || request.toolName === "write",
   };
 }

@@ -1,5 +1,6 @@
-/** What the chat's prompt box completes: workspace files for `@`, prompt templates and skills for `/`. */
+/** What the chat's prompt box completes: workspace files for `@`; for `/` the chat's own commands, prompt templates and skills. */
 import * as vscode from "vscode";
+import { commandItems } from "./builtinCommands";
 import { rankPaths } from "./mentions";
 import type { Requester } from "./messageActions";
 import { Methods } from "./protocol";
@@ -30,12 +31,7 @@ export class ChatCompletions {
   async complete(kind: "mention" | "command", query: string): Promise<{ value: string; detail: string }[]> {
     if (kind === "mention") return rankPaths(query, await this.workspaceFiles()).map((value) => ({ value, detail: "" }));
     this.commands ??= (await this.request<{ commands: Command[] }>(Methods.getCommands, {})).commands;
-    const needle = query.toLowerCase();
-    return this.commands
-      .filter((command) => command.name.toLowerCase().includes(needle))
-      .sort((a, b) => Number(!a.name.toLowerCase().startsWith(needle)) - Number(!b.name.toLowerCase().startsWith(needle)))
-      .slice(0, 30)
-      .map((command) => ({ value: command.name, detail: command.description ?? "" }));
+    return commandItems(query, this.commands);
   }
 
   /** Paths of the workspace's files relative to their folder (the session's cwd is the first folder). */

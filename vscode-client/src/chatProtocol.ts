@@ -20,6 +20,8 @@ export interface ChatViewState {
   hasMore: boolean;
   approvals: ApprovalCard[];
   notice?: ChatNotice;
+  /** The server's agent dir (where pi's auth.json lives), for the no-key notice. */
+  agentDir?: string;
   /** A compaction running, failed, or retrying the request after it: the status row. */
   compaction?: CompactionStatus;
   /** The automatic retry after a failed reply: the status row, with Stop. */
@@ -34,6 +36,8 @@ export interface ModelChoice {
   id: string;
   name: string;
   reasoning: boolean;
+  /** Opus, Sonnet, Haiku…: the picker groups models by it. */
+  family?: string;
 }
 
 export type HostToWebview =
@@ -44,7 +48,9 @@ export type HostToWebview =
   | { type: "draft"; text: string; images?: PromptImage[] }
   | { type: "reveal"; entryId: string }
   | { type: "models"; models: ModelChoice[]; modelId: string; thinkingLevel: string }
-  | { type: "completions"; kind: "mention" | "command"; query: string; items: { value: string; detail: string }[] };
+  | { type: "completions"; kind: "mention" | "command"; query: string; items: { value: string; detail: string }[] }
+  /** The prompt box takes the keyboard focus (pi: Focus Chat Prompt). */
+  | { type: "focusPrompt" };
 
 export type SendMode = "steer" | "followUp";
 
@@ -69,7 +75,9 @@ export type WebviewToHost =
   | { type: "action"; action: MessageAction; entryId: string; text: string }
   | { type: "undoRestore"; undoId: string }
   /** A hunk of an approval under review accepted or rejected from the card's checkbox. */
-  | { type: "hunk"; toolCallId: string; index: number; accepted: boolean };
+  | { type: "hunk"; toolCallId: string; index: number; accepted: boolean }
+  /** A code block's Copy / Insert at cursor / Save as new file. */
+  | { type: "codeAction"; action: "copy" | "insert" | "newFile"; code: string; language: string };
 
 /** pi's thinking levels, from the protocol source (generated `protocol.ts`). */
 export { THINKING_LEVELS } from "./protocol";

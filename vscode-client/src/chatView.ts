@@ -7,8 +7,11 @@ import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { askApproval } from "./approvals";
-import { ApprovalAnswer, ApprovalRequest, PendingApprovals } from "./approvalModel";
+import { ApprovalAnswer, approvalCard, ApprovalRequest, PendingApprovals } from "./approvalModel";
+import { ChatAttention } from "./chatAttention";
+import { builtinCommand } from "./builtinCommands";
 import { ChatCompletions } from "./chatCompletions";
+import { runCodeAction } from "./codeActions";
 import { promptBefore, type ChatMessage } from "./chatModel";
 import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "./chatProtocol";
 import { ChatSync } from "./chatSync";
@@ -16,9 +19,11 @@ import { currentText, DiffDocuments } from "./diffView";
 import { HunkReviews } from "./hunkReview";
 import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "./messageActions";
 import { Rewinder, type RestoreNotice } from "./rewind";
+import { orderModels } from "./modelOrder";
+import { sessionDescription, sessionStart } from "./sessionTitle";
 import { PiSession } from "./session";
 import { proposedDiff, recordedDiff } from "./toolCards";
-import { Methods, type CompactionEnded, type CompactionStarted, type PiEvent } from "./protocol";
+import { type CompactionEnded, type CompactionStarted, Methods, type PiEvent } from "./protocol";
 
 /** The server's ModelError code; with ANTHROPIC_API_KEY in its message it means "no key". */
 const MODEL_ERROR = -32004;
@@ -45,6 +50,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private readonly approvals = new PendingApprovals();
   private readonly completions: ChatCompletions;
   private notice: ChatNotice | undefined;
+  private agentDir: string | undefined;
   private deltaTimer: ReturnType<typeof setTimeout> | undefined;
   /** What the gathered posts changed: one message, or more ("all": the whole state is posted). */
   private gathered: ChatMessage | "all" | undefined;
@@ -57,6 +63,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private restoreNotice: RestoreNotice | undefined;
   /** The session the restore line is about (another session's chat does not show it). */
   private restoreSession: string | undefined;
+  private readonly attention = new ChatAttention(
+    () => this.view,
+    () => this.approvals.cards().length,
+  );
+  /** The open session's first message and start, read once per session for the view's description. */
+  private start: { sessionId: string; firstMessage?: string; started?: Date } | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -86,6 +98,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.onDidDispose(() => {
       if (this.view === view) this.view = undefined;
     });
+    view.onDidChangeVisibility(() => this.attention.update());
+    void this.describeSession();
     this.resolved.fire();
   }
 
@@ -113,7 +127,26 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     else await this.sync.load();
     this.completions.reset();
     this.post();
-    await this.sendModels();
+    await Promise.all([this.sendModels(), this.describeSession()]);
+  }
+
+  /** The view's title bar says which session is open: its name, else its first message, and its time. */
+  private async describeSession(): Promise<void> {
+    const current = this.session.current;
+    if (current === undefined) {
+      if (this.view) this.view.description = undefined;
+      return;
+    }
+    if (this.start?.sessionId !== current.sessionId || this.start.firstMessage === undefined) {
+      this.start = { sessionId: current.sessionId, ...(await sessionStart((method, params) => this.request(method, params))) };
+    }
+    if (this.view) this.view.description = sessionDescription(current.name, this.start.firstMessage, this.start.started);
+  }
+
+  /** pi: Focus Chat Prompt: show the chat and put the cursor in its prompt box. */
+  async focusPrompt(): Promise<void> {
+    await vscode.commands.executeCommand("pi.chat.focus");
+    this.postToView({ type: "focusPrompt" });
   }
 
   /** A pi/event of the open session. */
@@ -121,7 +154,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     if (event.type === "approval_result") {
       this.approvals.settled(event.toolCallId);
       void this.reviews.finish(event.toolCallId);
+      this.attention.update();
     }
+    if (event.type === "agent_end") this.attention.runFinished();
     const changed = this.sync.onEvent(seq, event);
     if (!changed && event.type !== "approval_result") return;
     // Deltas (and a tool's partial output) come faster than frames: their posts are gathered for
@@ -153,15 +188,19 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   /**
-   * `pi/requestApproval`: a card in the chat while the chat is visible; otherwise (the view closed
-   * or hidden) VS Code's modal question, so a run never waits on something nobody can see. A
-   * window that has just (re)loaded first gives its chat a moment to be restored.
+   * `pi/requestApproval`: a card in the chat while the chat view exists (hidden, it badges the pi
+   * container, and an unfocused window gets a notification); otherwise (the view closed) VS Code's
+   * modal question, so a run never waits on something nobody can see. A window that has just
+   * (re)loaded first gives its chat a moment to be restored.
    */
   async approve(request: ApprovalRequest): Promise<ApprovalAnswer> {
-    if (!(await this.viewVisibleSoon())) return askApproval(request);
+    await this.viewVisibleSoon();
+    if (this.view === undefined) return askApproval(request);
     if (request.preview?.hunks?.length) this.reviews.start(request, (await currentText(request.preview.path ?? pathArg(request.args))) ?? "");
     const answer = this.approvals.ask(request);
     this.post();
+    this.attention.approvalWaiting(approvalCard(request).title);
+    void answer.then(() => this.attention.update());
     return answer;
   }
 
@@ -190,6 +229,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         hasMore: this.sync.hasMore,
         approvals: this.approvals.cards().map((card) => this.reviews.decorate(card)),
         ...(this.notice ? { notice: this.notice } : {}),
+        ...(this.agentDir ? { agentDir: this.agentDir } : {}),
         ...(this.sync.compaction ? { compaction: this.sync.compaction } : {}),
         ...(this.sync.retry ? { retry: this.sync.retry } : {}),
         rewindable: this.sync.checkpoints.ids(),
@@ -216,15 +256,20 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       models: ModelChoice[];
       current: { modelId: string; thinkingLevel: string };
       hasApiKey?: boolean;
+      agentDir?: string;
     }>(Methods.listModels, {});
     const notice = listed.hasApiKey === false ? "noApiKey" : undefined;
-    if (notice !== this.notice) {
+    if (notice !== this.notice || listed.agentDir !== this.agentDir) {
       this.notice = notice;
+      this.agentDir = listed.agentDir;
       this.post();
     }
     this.postToView({
       type: "models",
-      models: listed.models.map(({ id, name, reasoning }) => ({ id, name, reasoning })),
+      models: orderModels(
+        listed.models.map(({ id, name, reasoning }) => ({ id, name, reasoning })),
+        listed.current.modelId,
+      ),
       modelId: listed.current.modelId,
       thinkingLevel: listed.current.thinkingLevel,
     });
@@ -281,6 +326,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
           return await this.sendModels();
         case "action":
           return await this.act(message.action, message.entryId, message.text);
+        case "codeAction":
+          return await runCodeAction(message.action, message.code, message.language);
       }
     } catch (error) {
       this.status(`Error: ${error instanceof Error ? error.message : String(error)}`);
@@ -290,6 +337,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   /** Enter steers and Alt+Enter follows up while a run is active; with no run either starts one. */
   private async send(text: string, mode: "steer" | "followUp", images: PromptImage[]): Promise<void> {
+    const builtin = images.length === 0 ? builtinCommand(text) : undefined;
+    if (builtin) return this.runBuiltin(builtin.name, builtin.rest);
     try {
       await this.session.ready(); // a session being reopened (window reload, server restart) is the one meant
       if (!this.session.current) await this.session.continueRecent();
@@ -303,6 +352,20 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       }
       throw error;
     }
+  }
+
+  /** The chat's own `/compact [instructions]`, `/new` and `/model`. */
+  private async runBuiltin(name: "compact" | "new" | "model", rest: string): Promise<void> {
+    if (name === "new") return this.session.newSession();
+    if (name === "compact") return this.session.compact(rest === "" ? undefined : rest);
+    const { models, current } = await this.request<{ models: ModelChoice[]; current: { modelId: string } }>(Methods.listModels, {});
+    const picked = await vscode.window.showQuickPick(
+      orderModels(models, current.modelId).map((model) => ({ label: model.name, description: model.id === current.modelId ? `${model.id} (current)` : model.id, id: model.id })),
+      { title: "pi: choose the model" },
+    );
+    if (picked === undefined) return;
+    await this.request(Methods.setModel, { modelId: picked.id });
+    await this.sendModels();
   }
 
   /** "Open diff" on an approval card (the file now vs. after the change) or on a finished edit/write card. */
@@ -348,50 +411,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private html(webview: vscode.Webview): string {
     const nonce = crypto.randomBytes(16).toString("base64");
     const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "out", "webview.js"));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "out", "webview.css"));
     return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}';">
-<style nonce="${nonce}">
-body { display: flex; flex-direction: column; height: 100vh; margin: 0; padding: 0 8px; box-sizing: border-box; }
-.toolbar { display: flex; gap: 4px; padding: 4px 0; }
-.toolbar select { flex: 1; min-width: 0; }
-#log { flex: 1; overflow-y: auto; }
-.message { white-space: pre-wrap; margin: 6px 0; padding: 4px 6px; border-radius: 4px; }
-.user { background: var(--vscode-input-background); }
-.tool { font-family: var(--vscode-editor-font-family); opacity: 0.85; white-space: normal; }
-.tool summary { cursor: pointer; white-space: pre-wrap; }
-.tool-output { max-height: 20em; overflow: auto; margin: 2px 0; white-space: pre-wrap; }
-.error { color: var(--vscode-errorForeground); }
-.error-card { white-space: normal; margin: 4px 0; padding: 6px; border: 1px solid var(--vscode-inputValidation-errorBorder, var(--vscode-errorForeground)); border-radius: 4px; background: var(--vscode-inputValidation-errorBackground); color: var(--vscode-errorForeground); }
-.error-title { font-weight: bold; }
-.error-detail { white-space: pre-wrap; margin: 2px 0 4px; font-family: var(--vscode-editor-font-family); }
-.stopped, .attempts-note { font-style: italic; opacity: 0.75; margin-top: 2px; }
-.retry-status { margin: 6px 0; padding: 4px 6px; font-style: italic; border-left: 2px solid var(--vscode-editorWarning-foreground, var(--vscode-focusBorder)); }
-.retry-detail { font-size: 0.9em; opacity: 0.75; white-space: pre-wrap; }
-.markdown { white-space: normal; }
-.hljs-keyword, .hljs-built_in, .hljs-type, .hljs-selector-tag { color: var(--vscode-debugTokenExpression-name, #569cd6); }
-.hljs-string, .hljs-attr, .hljs-regexp, .hljs-addition { color: var(--vscode-debugTokenExpression-string, #ce9178); }
-.hljs-number, .hljs-literal, .hljs-deletion { color: var(--vscode-debugTokenExpression-number, #b5cea8); }
-.hljs-comment, .hljs-meta { color: var(--vscode-descriptionForeground, #6a9955); font-style: italic; }
-.hljs-title, .hljs-function, .hljs-section { color: var(--vscode-symbolIcon-functionForeground, #dcdcaa); }
-.thinking { opacity: 0.8; white-space: pre-wrap; }
-.summary { white-space: normal; border-left: 2px solid var(--vscode-textBlockQuote-border, var(--vscode-focusBorder)); opacity: 0.9; }
-.summary summary { cursor: pointer; font-style: italic; }
-.summary-body { padding-left: 12px; }
-.compaction-status { margin: 6px 0; padding: 4px 6px; font-style: italic; opacity: 0.85; }
-.actions { white-space: normal; margin-top: 4px; display: flex; gap: 4px; flex-wrap: wrap; }
-.markdown pre { overflow-x: auto; padding: 4px; background: var(--vscode-textCodeBlock-background); }
-.markdown code { font-family: var(--vscode-editor-font-family); }
-.approval, .queue, .notice { margin: 6px 0; padding: 6px; border: 1px solid var(--vscode-focusBorder); border-radius: 4px; }
-.approval-detail { max-height: 16em; overflow: auto; font-family: var(--vscode-editor-font-family); }
-.queued .tag { opacity: 0.7; font-style: italic; }
-#suggestions { list-style: none; margin: 0; padding: 0; max-height: 12em; overflow-y: auto; border: 1px solid var(--vscode-widget-border, transparent); }
-#suggestions li[aria-selected="true"] { background: var(--vscode-list-activeSelectionBackground); color: var(--vscode-list-activeSelectionForeground); }
-.working { font-style: italic; opacity: 0.8; }
-.attachments { display: flex; gap: 4px; flex-wrap: wrap; }
-.attachments-note { opacity: 0.7; font-style: italic; }
-textarea { width: 100%; box-sizing: border-box; resize: vertical; }
-</style></head>
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; font-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
+<link rel="stylesheet" href="${style.toString()}">
+</head>
 <body>
 <script nonce="${nonce}" src="${script.toString()}"></script>
 </body></html>`;

@@ -17,7 +17,7 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 import { LogTail } from "./serverLog";
-import { chooseServer, findOnPathWith, ServerCommand } from "./serverCommand";
+import { checkProgram, chooseServer, findOnPathWith, ServerCommand } from "./serverCommand";
 import { ensurePrivateEnvironment, findPython, hasPiLsp, readyEnvironment, shippedWheel } from "./serverEnvironment";
 import { effectiveValue, piSettings } from "./settings";
 import { connectShared, SharedServerFiles, sharedServerFiles, stopShared } from "./sharedServer";
@@ -58,7 +58,10 @@ export async function resolveServer(
     effectiveValue("server.python", config.inspect("server.python")),
     onPath,
   );
-  if (choice.kind === "command") return choice;
+  if (choice.kind === "command") {
+    checkProgram(choice.command, isExecutable, onPath);
+    return choice;
+  }
   const candidates = choice.kind === "python" ? [choice.python] : ["python3", "python"].filter((p) => onPath(p));
   const python = await findPython(candidates);
   if (choice.kind === "python" && (await hasPiLsp(python.executable))) {

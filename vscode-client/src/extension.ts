@@ -1,6 +1,7 @@
 /** Wires the pi extension: server client, session, tree view, gauge and commands. */
 import * as vscode from "vscode";
-import { LanguageClient } from "vscode-languageclient/node";
+import { LanguageClient, State } from "vscode-languageclient/node";
+import { ApiKeys } from "./apiKey";
 import { ApprovalRequest } from "./approvalModel";
 import { ChangesViewProvider } from "./changesView";
 import { ChatViewProvider } from "./chatView";
@@ -35,10 +36,12 @@ function guarded(work: () => Promise<void>): () => Promise<void> {
   };
 }
 
-/** No server could be found or set up: say why, with a way to the settings. */
-async function reportNoServer(error: ServerNotFoundError): Promise<void> {
-  const choice = await vscode.window.showErrorMessage(`pi: ${error.message}`, "Open Settings");
-  if (choice) await vscode.commands.executeCommand("workbench.action.openSettings", "pi.server");
+/** No server could be found or set up: say why, once, with a way to the settings and to the log. */
+async function reportNoServer(error: ServerNotFoundError, output: vscode.OutputChannel): Promise<void> {
+  const text = error.message.startsWith("pi.") ? error.message : `pi: ${error.message}`;
+  const choice = await vscode.window.showErrorMessage(text, "Open Settings", "Show Log");
+  if (choice === "Open Settings") await vscode.commands.executeCommand("workbench.action.openSettings", "pi.server");
+  if (choice === "Show Log") output.show();
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -56,6 +59,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const diffs = new DiffDocuments({ ready: (timeoutMs) => session.ready(timeoutMs), sessionId: () => session.current?.sessionId, request });
   const chat = new ChatViewProvider(context.extensionUri, running, session, diffs);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider("pi.chat", chat), diffs.register(), chat.reviews.register());
+  const apiKeys = new ApiKeys(context.secrets, request);
   const changes = new ChangesViewProvider({ request, cwd: () => session.current?.cwd, diffs, report: reportError });
   context.subscriptions.push(
     changes.register(),
@@ -64,11 +68,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   context.subscriptions.push(output, gauge, tree.register());
 
+  /** The last compaction's `tokensAfter` (from pi/compactionEnded): the gauge's estimate until the next reply. */
+  let compacted: { sessionId: string; tokensAfter: number } | undefined;
   const refresh = async (): Promise<void> => {
     tree.refreshSoon();
     changes.refreshSoon();
     try {
-      gauge.show(await session.usage());
+      const usage = await session.usage();
+      const estimate = compacted?.sessionId === session.current?.sessionId ? compacted?.tokensAfter : undefined;
+      gauge.show(usage, estimate);
       await chat.redraw();
     } catch (error) {
       output.appendLine(`refresh failed: ${String(error)}`);
@@ -95,6 +103,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ...registerSessionDocuments(running, session),
     vscode.commands.registerCommand("pi.renameSession", guarded(() => session.rename())),
     vscode.commands.registerCommand("pi.showServerLog", () => output.show()),
+    vscode.commands.registerCommand("pi.focusPrompt", guarded(() => chat.focusPrompt())),
+    vscode.commands.registerCommand(
+      "pi.setApiKey",
+      guarded(async () => {
+        if (await apiKeys.ask()) await chat.redraw();
+      }),
+    ),
     vscode.commands.registerCommand(
       "pi.restartServer",
       guarded(async () => {
@@ -115,7 +130,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   } catch (error) {
     if (error instanceof ServerNotFoundError) {
       output.appendLine(error.message);
-      void reportNoServer(error);
+      void reportNoServer(error, output);
       session.reopened();
       return;
     }
@@ -149,12 +164,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     client.onNotification(Notifications.compactionEnded, (params: CompactionEnded) => {
       if (params.sessionId !== session.current?.sessionId) return;
       chat.onCompactionNotice(false, params);
+      if (typeof params.result?.tokensAfter === "number") {
+        compacted = { sessionId: params.sessionId, tokensAfter: params.result.tokensAfter };
+        void refresh();
+      }
       // Automatic compactions would fail unseen while the chat is hidden; a manual one's failure is its request's error.
       if (params.error && params.reason !== "manual") void vscode.window.showWarningMessage(`pi: ${params.error}`);
     }),
     client.onRequest(ServerRequestMethods.requestApproval, (approval: ApprovalRequest) => chat.approve(approval)),
     client.onNotification(Notifications.systemPromptChanged, () => {
       void vscode.commands.executeCommand("pi.internal.systemPromptChanged");
+    }),
+  );
+  // The stored key goes to every server this window connects to (a restarted or new shared one too).
+  context.subscriptions.push(
+    client.onDidChangeState((change) => {
+      if (change.newState === State.Running) void apiKeys.handOver().then(() => chat.redraw(), (error: unknown) => output.appendLine(`could not hand over the API key: ${String(error)}`));
     }),
   );
   // A prompt sent before the last session is open again waits for it (PiSession starts pending).

@@ -11,7 +11,7 @@ export class ContextGauge implements vscode.Disposable {
   }
 
   /** Show the usage of the open session; `undefined`: no session (the gauge stays, offering to open one). */
-  show(usage: ContextUsage | undefined): void {
+  show(usage: ContextUsage | undefined, estimateAfterCompaction?: number): void {
     if (usage === undefined) {
       this.item.text = "pi —";
       this.item.tooltip = "No pi session open. Click to open one.";
@@ -22,7 +22,7 @@ export class ContextGauge implements vscode.Disposable {
     }
     this.item.command = "pi.compact";
     const reserve = vscode.workspace.getConfiguration("pi").get<number>("compaction.reserveTokens", 16384);
-    const view = gaugeView(usage, reserve);
+    const view = gaugeView(usage, reserve, estimateAfterCompaction);
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
     this.item.backgroundColor =

@@ -20,10 +20,19 @@ export const WARNING_MARGIN_PERCENT = 10;
 
 /**
  * The gauge for a session's usage. `reserveTokens` is the compaction setting: the threshold is
- * `contextWindow - reserveTokens`, as the server decides `shouldCompact`.
+ * `contextWindow - reserveTokens`, as the server decides `shouldCompact`. Right after a compaction
+ * the server (as pi) reports the size unknown until the next reply; `estimateAfterCompaction` (the
+ * compaction's `tokensAfter`, counted locally) is then shown as an estimate, `pi ~NN%`.
  */
-export function gaugeView(usage: ContextUsage, reserveTokens: number): GaugeView {
+export function gaugeView(usage: ContextUsage, reserveTokens: number, estimateAfterCompaction?: number): GaugeView {
   const window = usage.contextWindow;
+  if ((usage.percent === null || usage.tokens === null) && estimateAfterCompaction !== undefined && window > 0) {
+    return {
+      text: `pi ~${Math.round((estimateAfterCompaction / window) * 100)}%`,
+      tooltip: `Context: about ${formatTokens(estimateAfterCompaction)} of ${formatTokens(window)} tokens after the compaction (an estimate until the next reply). Click to compact.`,
+      level: "normal",
+    };
+  }
   if (usage.percent === null || usage.tokens === null) {
     return {
       text: "pi ?%",

@@ -44,7 +44,7 @@ export const TOKENIZERS = ["tiktoken", "estimate"] as const;
 export type Tokenizer = (typeof TOKENIZERS)[number];
 export const TREE_FORMATS = ["nested", "flat"] as const;
 export type TreeFormat = (typeof TREE_FORMATS)[number];
-export const API_KEY_SOURCES = ["ANTHROPIC_API_KEY", "auth.json"] as const;
+export const API_KEY_SOURCES = ["editor", "ANTHROPIC_API_KEY", "auth.json"] as const;
 export type ApiKeySource = (typeof API_KEY_SOURCES)[number];
 export const WATCH_BACKENDS = ["watchdog", "poll"] as const;
 export type WatchBackend = (typeof WATCH_BACKENDS)[number];
@@ -423,6 +423,8 @@ export interface ServerStatus {
     found: boolean;
     source: ApiKeySource | null;
   };
+  /** where model calls go (ANTHROPIC_BASE_URL); null: Anthropic's */
+  baseUrl: string | null;
   tokenizer: Tokenizer;
   summarizer: SummarizerSetting;
   approval: ApprovalPolicy;
@@ -907,6 +909,14 @@ export interface ListModelsResult {
   };
   /** addition: whether the server found an Anthropic key */
   hasApiKey?: boolean;
+  /** addition: pi's agent dir of this server (where auth.json lives) */
+  agentDir?: string;
+}
+export interface SetApiKeyParams {
+  apiKey: string | null;
+}
+export interface SetApiKeyResult {
+  hasApiKey: boolean;
 }
 export interface SetModelParams {
   /** the session id; default: the connection's active session */
@@ -1019,6 +1029,7 @@ export interface Requests {
   "pi/clearQueue": { params: ClearQueueParams; result: QueueState };
   "pi/getRunState": { params: GetRunStateParams; result: RunState };
   "pi/listModels": { params: Empty; result: ListModelsResult };
+  "pi/setApiKey": { params: SetApiKeyParams; result: SetApiKeyResult };
   "pi/setModel": { params: SetModelParams; result: SetModelResult };
   "pi/getSessionStats": { params: GetSessionStatsParams; result: SessionStats };
   "pi/getCommands": { params: GetCommandsParams; result: GetCommandsResult };
@@ -1062,6 +1073,7 @@ export const Methods = {
   clearQueue: "pi/clearQueue",
   getRunState: "pi/getRunState",
   listModels: "pi/listModels",
+  setApiKey: "pi/setApiKey",
   setModel: "pi/setModel",
   getSessionStats: "pi/getSessionStats",
   getCommands: "pi/getCommands",

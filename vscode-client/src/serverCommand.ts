@@ -44,6 +44,20 @@ export function chooseServer(
   return { kind: "private" };
 }
 
+/**
+ * The program of `pi.server.command`, checked before anything starts: a path must name an
+ * executable file, a bare name must be on PATH. Otherwise the one error the user sees is
+ * "pi.server.command: /path not found" (not a client that fails to start five times over).
+ */
+export function checkProgram(
+  program: string,
+  isExecutable: (file: string) => boolean,
+  findOnPath: (program: string) => string | undefined,
+): void {
+  const found = program.includes("/") || program.includes("\\") ? isExecutable(program) : findOnPath(program) !== undefined;
+  if (!found) throw new ServerNotFoundError(`pi.server.command: ${program} not found`);
+}
+
 /** Look a program up on PATH the way a shell would (first executable match). */
 export function findOnPathWith(
   envPath: string | undefined,

@@ -5,6 +5,7 @@ import * as crypto from "node:crypto";
 import { WorkDoneProgress } from "vscode-languageclient";
 import { CompactionPlan, describePlan, progressMessage } from "./compactionPlan";
 import { ContextUsage } from "./gaugeModel";
+import { chooseFolder } from "./sessionFolder";
 import { pickItem, SessionSearch } from "./sessionSearch";
 import { FoldedTree, TreeEntry, treeEntryOf } from "./treeModel";
 import { Methods } from "./protocol";
@@ -44,8 +45,20 @@ export class PiSession {
     return this.state;
   }
 
+  /** The folder Open Session… lists: the open session's, else the first workspace folder. */
   private cwd(): string | undefined {
-    return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    return this.state?.cwd ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  }
+
+  /** A new session's folder: the active editor's workspace folder, else the only one, else asked. */
+  private async sessionFolder(): Promise<string | undefined> {
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath);
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const chosen = chooseFolder(folders, active === undefined ? undefined : vscode.workspace.getWorkspaceFolder(active)?.uri.fsPath);
+    if (!chosen.ask) return chosen.folder;
+    const picked = await vscode.window.showWorkspaceFolderPick({ placeHolder: "The folder pi works in for this session" });
+    if (picked === undefined) throw new Error("no folder chosen for the session");
+    return picked.uri.fsPath;
   }
 
   /** Make the session a request answers with (a SessionState) the open one. */
@@ -106,12 +119,13 @@ export class PiSession {
     }
   }
 
-  newSession(): Promise<void> {
-    return this.adopt(Methods.newSession, { cwd: this.cwd() });
+  /** In a multi-root workspace: the active editor's folder, else asked (sessionFolder.ts). */
+  async newSession(): Promise<void> {
+    return this.adopt(Methods.newSession, { cwd: await this.sessionFolder() });
   }
 
-  continueRecent(): Promise<void> {
-    return this.adopt(Methods.continueRecent, { cwd: this.cwd() });
+  async continueRecent(): Promise<void> {
+    return this.adopt(Methods.continueRecent, { cwd: await this.sessionFolder() });
   }
 
   open(path: string): Promise<void> {
@@ -150,7 +164,7 @@ export class PiSession {
         const sessions = await search.search(pick.value, all);
         if (sessions === undefined) return; // a newer search is on its way
         // The server already matched message text: keep every answer visible whatever VS Code's own filter says.
-        pick.items = sessions.map((info) => ({ ...pickItem(info, all), alwaysShow: true }));
+        pick.items = sessions.map((info) => ({ ...pickItem(info, all, sessions), alwaysShow: true }));
         if (sessions.length === 0) pick.items = [{ label: pick.value ? "No session matches" : "No sessions for this folder yet", alwaysShow: true }];
       } catch (error) {
         pick.items = [{ label: `$(error) ${error instanceof Error ? error.message : String(error)}`, alwaysShow: true }];
@@ -210,7 +224,7 @@ export class PiSession {
    * now), ask for optional instructions, then compact with progress from the server's
    * `$/progress`; Cancel cancels the request, and then nothing is written.
    */
-  async compact(): Promise<void> {
+  async compact(givenInstructions?: string): Promise<void> {
     if (!this.state) {
       void vscode.window.showInformationMessage("Open a pi session first.");
       return;
@@ -227,8 +241,8 @@ export class PiSession {
     const { message, detail } = describePlan(plan, firstKept);
     const answer = await vscode.window.showInformationMessage(message, { modal: true, detail }, "Compact", "Compact with Instructions…");
     if (answer === undefined) return;
-    let instructions = "";
-    if (answer !== "Compact") {
+    let instructions = givenInstructions ?? "";
+    if (answer !== "Compact" && givenInstructions === undefined) {
       const typed = await vscode.window.showInputBox({
         title: "Compact: instructions for the summary",
         prompt: "What the summary should focus on (Enter to compact, Escape to cancel)",

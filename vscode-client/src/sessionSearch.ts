@@ -10,6 +10,8 @@ export interface SessionInfo {
   id: string;
   cwd?: string;
   name?: string;
+  /** Set on a fork (Fork to new session, Branch to New Session): the session it was made from. */
+  parentSessionPath?: string;
   modified: string;
   messageCount: number;
   firstMessage: string;
@@ -22,13 +24,26 @@ export interface SessionPickItem {
   path: string;
 }
 
-/** One quick-pick row: name (else first message, else id), message count, when and where. */
-export function pickItem(info: SessionInfo, showCwd: boolean): SessionPickItem {
-  const title = (info.name ?? (info.firstMessage || info.id)).replace(/\s+/g, " ").trim();
+function titleOf(info: SessionInfo): string {
+  return (info.name ?? (info.firstMessage || info.id)).replace(/\s+/g, " ").trim();
+}
+
+const shorten = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/**
+ * One quick-pick row: name (else first message, else id), message count, when and where. A fork
+ * (which starts with its source's first message) is marked as one and names its source, found
+ * among `listed` (else by file name).
+ */
+export function pickItem(info: SessionInfo, showCwd: boolean, listed: readonly SessionInfo[] = []): SessionPickItem {
+  const title = titleOf(info);
   const when = info.modified.replace("T", " ").replace(/\.\d+Z?$/, "").replace(/Z$/, "");
+  const parent = info.parentSessionPath;
+  const source = parent === undefined ? undefined : listed.find((other) => other.path === parent);
+  const forkOf = parent === undefined ? "" : `fork of “${shorten(source ? titleOf(source) : (parent.split(/[\\/]/).pop() ?? parent), 40)}” · `;
   return {
-    label: title.length > 100 ? `${title.slice(0, 99)}…` : title,
-    description: `${info.messageCount} messages · ${when}`,
+    label: `${parent === undefined ? "" : "$(repo-forked) "}${shorten(title, 100)}`,
+    description: `${forkOf}${info.messageCount} messages · ${when}`,
     detail: showCwd && info.cwd ? `${info.cwd} — ${info.path}` : info.path,
     path: info.path,
   };

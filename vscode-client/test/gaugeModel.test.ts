@@ -30,6 +30,13 @@ test("unknown size right after a compaction shows `pi ?%`", () => {
   assert.equal(view.level, "normal");
 });
 
+test("after a compaction the gauge shows the compaction's estimate, marked as one", () => {
+  const view = gaugeView(usage(null), 16384, 12_000);
+  assert.equal(view.text, "pi ~6%");
+  assert.match(view.tooltip, /about 12k of 200k tokens after the compaction \(an estimate until the next reply\)/);
+  assert.equal(gaugeView(usage(50000), 16384, 12_000).text, "pi 25%", "a known size wins over the estimate");
+});
+
 test("token counts are short", () => {
   assert.equal(formatTokens(999), "999");
   assert.equal(formatTokens(1234), "1.2k");

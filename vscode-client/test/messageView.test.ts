@@ -23,8 +23,9 @@ function setup(): { context: MessageViewContext; actions: [MessageAction, string
   return { context, actions };
 }
 
+/** The buttons' accessible names (an icon button's is its aria-label). */
 const buttonNames = (article: HTMLElement): string[] =>
-  Array.from(article.querySelectorAll("button")).map((button) => button.textContent ?? "");
+  Array.from(article.querySelectorAll("button")).map((button) => button.getAttribute("aria-label") ?? button.textContent ?? "");
 
 test("a saved user message is text with Edit and resend, Branch from here and Fork to new session", () => {
   const { context, actions } = setup();
@@ -34,6 +35,13 @@ test("a saved user message is text with Edit and resend, Branch from here and Fo
   assert.match(article.textContent ?? "", /# not a \*heading\*/);
   assert.deepEqual(buttonNames(article), ["Edit and resend", "Branch from here", "Fork to new session"]);
   assert.equal(article.querySelector("[role=group]")?.getAttribute("aria-label"), "message actions");
+  // Icons (codicons), not full-width text buttons: the label is the accessible name and the tooltip.
+  for (const button of Array.from(article.querySelectorAll<HTMLButtonElement>("[role=group] button"))) {
+    assert.equal(button.className, "icon-button");
+    assert.equal(button.textContent, "");
+    assert.equal(button.title, button.getAttribute("aria-label"));
+    assert.match(button.querySelector("span")?.className ?? "", /^codicon codicon-[a-z-]+$/);
+  }
   for (const button of Array.from(article.querySelectorAll("button"))) button.click();
   assert.deepEqual(actions, [
     ["editAndResend", "u1", "# not a *heading*"],

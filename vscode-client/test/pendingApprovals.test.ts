@@ -12,9 +12,9 @@ const edit: ApprovalRequest = {
 };
 
 test("an approval card shows the diff or command and says whether a diff can be opened", () => {
-  assert.deepEqual(approvalCard(edit), { toolCallId: "t1", title: "pi wants to edit /w/a.py", detail: "-a\n+b", diffable: true });
+  assert.deepEqual(approvalCard(edit), { toolCallId: "t1", title: "pi wants to edit a.py", detail: "-a\n+b", diffable: true });
   const bash = approvalCard({ ...edit, toolCallId: "t2", toolName: "bash", args: { command: "rm x" }, preview: { command: "rm x" } });
-  assert.deepEqual([bash.title, bash.detail, bash.diffable], ["pi wants to run: rm x", "rm x", false]);
+  assert.deepEqual([bash.title, bash.detail, bash.diffable], ["pi wants to run a command", "rm x", false], "the command once, in the detail");
 });
 
 test("a waiting approval is answered once by its card; a settled one is dropped", async () => {

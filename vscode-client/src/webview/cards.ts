@@ -15,9 +15,11 @@ export interface CardContext {
   onStop(): void;
 }
 
-function button(doc: Document, label: string, onClick: () => void): HTMLButtonElement {
+/** A button in the theme's primary (the action a card is for) or secondary look. */
+export function button(doc: Document, label: string, onClick: () => void, look: "primary" | "secondary" = "secondary"): HTMLButtonElement {
   const element = doc.createElement("button");
   element.type = "button";
+  if (look === "secondary") element.className = "secondary";
   element.textContent = label;
   element.addEventListener("click", onClick);
   return element;
@@ -49,6 +51,17 @@ export function queueBlock(context: CardContext, queue: QueueView): HTMLElement 
   return block;
 }
 
+/** A unified diff's lines, each a span coloured by its kind (added, removed, hunk header, file header). */
+export function diffLines(doc: Document, diff: string): HTMLElement[] {
+  return diff.split("\n").map((line, index, lines) => {
+    const span = doc.createElement("span");
+    const kind = /^(\+\+\+|---) /.test(line) ? "file" : line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "added" : line.startsWith("-") ? "removed" : "";
+    if (kind !== "") span.className = `diff-${kind}`;
+    span.textContent = index < lines.length - 1 ? `${line}\n` : line;
+    return span;
+  });
+}
+
 /** A tool call waiting for the user: what it would do, "Open diff" for edits, Allow / Allow always / Deny with a reason. */
 export function approvalBlock(context: CardContext, card: ApprovalCard): HTMLElement {
   const doc = context.document;
@@ -61,7 +74,8 @@ export function approvalBlock(context: CardContext, card: ApprovalCard): HTMLEle
   title.textContent = card.title;
   const detail = doc.createElement("pre");
   detail.className = "approval-detail";
-  detail.textContent = card.detail;
+  if (card.diffable) detail.append(...diffLines(doc, card.detail));
+  else detail.textContent = card.detail;
   block.append(title, detail);
   if (card.diffable) block.append(button(doc, "Open diff", () => context.onOpenDiff(card.toolCallId)));
   const reason = doc.createElement("input");
@@ -72,7 +86,7 @@ export function approvalBlock(context: CardContext, card: ApprovalCard): HTMLEle
   const bar = doc.createElement("div");
   bar.className = "actions";
   bar.append(
-    button(doc, "Allow", () => context.onApproval(card.toolCallId, "allow")),
+    button(doc, "Allow", () => context.onApproval(card.toolCallId, "allow"), "primary"),
     button(doc, "Allow always", () => context.onApproval(card.toolCallId, "allowAlways")),
     button(doc, "Deny", () => {
       const text = reason.value.trim();
@@ -144,7 +158,7 @@ export function retryRow(context: CardContext, retry: RetryStatus): HTMLElement 
 }
 
 /** How to set an API key (the server has none), and that compaction still works without one. */
-export function noticeBlock(doc: Document, notice: ChatNotice): HTMLElement {
+export function noticeBlock(doc: Document, notice: ChatNotice, agentDir = "~/.pi/agent"): HTMLElement {
   const block = doc.createElement("section");
   block.className = "notice";
   block.setAttribute("role", "note");
@@ -153,7 +167,8 @@ export function noticeBlock(doc: Document, notice: ChatNotice): HTMLElement {
     notice === "noApiKey"
       ? [
           "pi has no Anthropic API key, so it cannot answer yet.",
-          "Set ANTHROPIC_API_KEY in the environment VS Code starts pi-lsp from (then run “pi: Restart Server”), or log in with the pi CLI so that ~/.pi/agent/auth.json holds a key.",
+          "Run “pi: Set API Key…”: VS Code keeps the key in its secret storage and hands it to pi-lsp, at once, no restart needed.",
+          `Or log in with the pi CLI so that ${agentDir.replace(/[\\/]+$/, "")}/auth.json holds a key, or set ANTHROPIC_API_KEY where VS Code starts pi-lsp (then run “pi: Restart Server”).`,
           "Sessions, the tree and Compact… still work offline: without a key compaction writes its summary locally.",
         ]
       : [];

@@ -12,11 +12,14 @@ import {
   type SendMode,
   type WebviewToHost,
 } from "../chatProtocol";
-import { approvalBlock, compactionRow, noticeBlock, queueBlock, retryRow, type CardContext } from "./cards";
+import { approvalBlock, button, compactionRow, noticeBlock, queueBlock, retryRow, type CardContext } from "./cards";
+import { codeActionAt } from "./codeBlocks";
 import { applyCompletion, completionAt, type CompletionContext } from "./completion";
 import { createMarkdown } from "./markdown";
+import { emptyState } from "./emptyState";
 import { messageArticle, updateReplyText, type MessageViewContext } from "./messageView";
 import { restoreBlock, syncReview, syncRewindButton } from "./rewindView";
+import { rovingArticles } from "./roving";
 
 export interface SavedState {
   draft?: string;
@@ -82,26 +85,37 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   const toolbar = element(doc, "header", { class: "toolbar" });
   toolbar.append(modelSelect, thinkingSelect);
   const log = element(doc, "main", { id: "log", "aria-live": "polite" });
+  // Shown while the reader is scrolled up and something new was drawn below: the view follows a
+  // stream only from the bottom, so nothing moves under a reader, and this is the way down.
+  const newMessages = button(doc, "New messages", () => scrollToBottom(), "primary");
+  newMessages.classList.add("new-messages");
+  newMessages.hidden = true;
+  const logWrap = element(doc, "div", { class: "log-wrap" });
+  logWrap.append(log, newMessages);
   const status = element(doc, "div", { id: "status", role: "status" });
   const working = element(doc, "div", { class: "working" }, "pi is working… (Stop to abort)");
   working.hidden = true;
   const suggestions = element(doc, "ul", { id: "suggestions", role: "listbox", "aria-label": "Suggestions" });
   suggestions.hidden = true;
   const input = element(doc, "textarea", { id: "prompt", rows: "3", "aria-label": "Message pi" });
-  const label = element(doc, "label", { for: "prompt" }, "Message pi");
+  const label = element(doc, "label", { for: "prompt", class: "prompt-label" }, "Message pi");
   const send = element(doc, "button", { type: "button" }, "Send");
-  const stop = element(doc, "button", { type: "button" }, "Stop");
+  const stop = element(doc, "button", { type: "button", class: "secondary" }, "Stop");
   const buttons = element(doc, "div", { class: "buttons" });
   buttons.append(send, stop);
   const attachmentList = element(doc, "div", { class: "attachments", role: "list", "aria-label": "Attached images" });
-  doc.body.append(toolbar, log, working, status, suggestions, attachmentList, label, input, buttons);
+  doc.body.append(toolbar, logWrap, working, status, suggestions, attachmentList, label, input, buttons);
 
   let state: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: false, hasMore: false, approvals: [] };
   let models: ModelChoice[] = [];
   let loadingOlder = false;
-  const drawn = new Map<string, { message: ChatMessage; signature: string; article: HTMLElement }>();
+  /** Set by the user's own send: the next draw scrolls to the bottom wherever the reader was. */
+  let followNext = false;
+  const drawn = new Map<string, { message: ChatMessage; signature: string; article: HTMLElement; waiting: boolean }>();
+  const awaitingApproval = new Set<string>();
   /** Approval cards kept while they wait, so a redraw never loses a reason being typed. */
   const approvalCards = new Map<string, HTMLElement>();
+  const roving = rovingArticles(log);
 
   const markdown = createMarkdown(win);
   const messageView: MessageViewContext = {
@@ -113,6 +127,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     onAction: (action, entryId, text) => post({ type: "action", action, entryId, text }),
     onOpenDiff: (toolCallId) => post({ type: "openDiff", toolCallId }),
     onRetry: (key) => post({ type: "retry", key }),
+    awaitingApproval,
   };
   const cards: CardContext = {
     document: doc,
@@ -131,16 +146,17 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
    */
   function article(message: ChatMessage): HTMLElement {
     const cached = drawn.get(message.key);
-    if (cached && cached.message === message) return cached.article;
+    const waiting = message.tool !== undefined && awaitingApproval.has(message.tool.callId);
+    if (cached && cached.message === message && cached.waiting === waiting) return cached.article;
     const signature = JSON.stringify({ ...message, text: "" });
-    if (cached && cached.signature === signature) {
+    if (cached && cached.signature === signature && cached.waiting === waiting) {
       if (cached.message.text === message.text || updateReplyText(cached.article, message.text)) {
         cached.message = message;
         return cached.article;
       }
     }
     const fresh = messageArticle(messageView, message);
-    drawn.set(message.key, { message, signature, article: fresh });
+    drawn.set(message.key, { message, signature, article: fresh, waiting });
     return fresh;
   }
 
@@ -153,6 +169,8 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
       older.addEventListener("click", loadOlder);
       nodes.push(older);
     }
+    awaitingApproval.clear();
+    for (const card of state.approvals) awaitingApproval.add(card.toolCallId);
     const keys = new Set<string>();
     const rewindable = new Set(state.rewindable ?? []);
     for (const message of state.messages) {
@@ -168,8 +186,13 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     if (state.retry) nodes.push(retryRow(cards, state.retry));
     const waiting = new Set(state.approvals.map((card) => card.toolCallId));
     for (const id of [...approvalCards.keys()]) if (!waiting.has(id)) approvalCards.delete(id);
+    const newApprovals: HTMLElement[] = [];
     for (const card of state.approvals) {
-      const block = approvalCards.get(card.toolCallId) ?? approvalBlock(cards, card);
+      let block = approvalCards.get(card.toolCallId);
+      if (block === undefined) {
+        block = approvalBlock(cards, card);
+        newApprovals.push(block);
+      }
       approvalCards.set(card.toolCallId, block);
       syncReview(doc, block, card.review, (index, accepted) => post({ type: "hunk", toolCallId: card.toolCallId, index, accepted }));
       nodes.push(block);
@@ -177,13 +200,26 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     if (state.restore) nodes.push(restoreBlock(doc, state.restore, (undoId) => post({ type: "undoRestore", undoId })));
     const queued = queueBlock(cards, state.queue);
     if (queued) nodes.push(queued);
-    if (state.notice) nodes.push(noticeBlock(doc, state.notice));
+    if (state.notice) nodes.push(noticeBlock(doc, state.notice, state.agentDir));
+    if (nodes.length === (state.notice ? 1 : 0) && !state.running) nodes.unshift(emptyState(doc, state.notice !== undefined));
+    const heightBefore = log.scrollHeight;
     placeChildren(log, nodes);
+    roving.refresh();
     if (loadingOlder) log.scrollTop = log.scrollHeight - log.clientHeight - fromBottom;
-    else if (atBottom) log.scrollTop = log.scrollHeight;
+    else if (atBottom || followNext) scrollToBottom();
+    else if (log.scrollHeight > heightBefore) newMessages.hidden = false;
+    followNext = false;
     loadingOlder = false;
+    // A run waits on an approval: its card always brings itself into view, wherever the reader is.
+    for (const block of newApprovals) block.scrollIntoView?.({ block: "nearest" });
     working.hidden = !state.running;
     input.placeholder = state.running ? "Enter: steer the run · Alt+Enter: follow-up after it" : "Enter: send · Shift+Enter: new line";
+  }
+
+  /** Scroll to the newest message (and follow the stream from there). */
+  function scrollToBottom(): void {
+    log.scrollTop = log.scrollHeight;
+    newMessages.hidden = true;
   }
 
   function loadOlder(): void {
@@ -191,18 +227,35 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     loadingOlder = true;
     post({ type: "loadOlder" });
   }
+  // Code blocks' buttons (drawn as plain markup in cached, cloned blocks): one listener for all.
+  log.addEventListener("click", (event) => {
+    const asked = codeActionAt(event.target);
+    if (asked) post({ type: "codeAction", ...asked });
+  });
   log.addEventListener("scroll", () => {
     if (log.scrollTop < TOP_SLACK) loadOlder();
+    if (log.scrollHeight - log.scrollTop - log.clientHeight < BOTTOM_SLACK) newMessages.hidden = true;
   });
 
   function drawModels(modelId: string, thinkingLevel: string): void {
-    modelSelect.replaceChildren(
-      ...models.map((model) => {
-        const option = element(doc, "option", { value: model.id }, model.name);
-        option.selected = model.id === modelId;
-        return option;
-      }),
-    );
+    // The host orders them: the current model on top, then each family together (an optgroup).
+    const entries: HTMLElement[] = [];
+    let group: HTMLOptGroupElement | undefined;
+    models.forEach((model, index) => {
+      const option = element(doc, "option", { value: model.id }, model.name);
+      option.selected = model.id === modelId;
+      if ((index === 0 && model.id === modelId) || model.family === undefined) {
+        entries.push(option);
+        group = undefined;
+        return;
+      }
+      if (group?.label !== model.family) {
+        group = element(doc, "optgroup", { label: model.family });
+        entries.push(group);
+      }
+      group.append(option);
+    });
+    modelSelect.replaceChildren(...entries);
     const reasoning = models.find((model) => model.id === modelId)?.reasoning ?? true;
     const levels = reasoning ? THINKING_LEVELS : (["off"] as const);
     thinkingSelect.replaceChildren(
@@ -276,6 +329,8 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     if (text === "" && images.length === 0) return;
     const attached = images.map(({ data, mimeType }) => ({ data, mimeType }));
     post(attached.length > 0 ? { type: "send", text, mode, images: attached } : { type: "send", text, mode });
+    followNext = true;
+    scrollToBottom();
     input.value = "";
     images = [];
     drawAttachments();
@@ -301,7 +356,8 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
       ...items.map((item, index) => {
         const option = element(doc, "li", { role: "option", id: `suggestion-${index}` });
         option.setAttribute("aria-selected", String(index === selected));
-        option.textContent = item.detail ? `${item.value} — ${item.detail}` : item.value;
+        if (item.value === "") option.setAttribute("aria-disabled", "true"); // a note ("no templates"), never inserted
+        option.textContent = item.value === "" ? item.detail : item.detail ? `${item.value} — ${item.detail}` : item.value;
         option.addEventListener("mousedown", (event) => {
           event.preventDefault();
           accept(index);
@@ -315,6 +371,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   function accept(index: number): void {
     const item = items[index];
     if (!completion || !item) return;
+    if (item.value === "") return closeSuggestions();
     const caret = input.selectionStart ?? input.value.length;
     const next = applyCompletion(input.value, caret, completion, item.value);
     input.value = next.text;
@@ -396,6 +453,9 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
       case "models":
         models = message.models;
         drawModels(message.modelId, message.thinkingLevel);
+        break;
+      case "focusPrompt":
+        input.focus();
         break;
       case "completions":
         if (!completion || completion.kind !== message.kind || completion.query !== message.query) return;

@@ -6,6 +6,7 @@
  */
 import createDOMPurify from "dompurify";
 import { Marked } from "marked";
+import { decorateCodeBlocks } from "./codeBlocks";
 import { highlightCode } from "./highlight";
 
 /** Addresses a rendered link or image may keep; anything else (javascript:, vbscript:, data:, …) is dropped. */
@@ -55,7 +56,8 @@ export function createMarkdown(win: Window): Markdown & { whole: MarkdownRendere
       code: ({ text, lang }) => {
         const highlighted = highlightCode(text, lang);
         if (highlighted === undefined) return false;
-        return `<pre><code class="hljs">${highlighted}\n</code></pre>\n`;
+        const language = escapeHtml(lang?.trim().split(/\s+/)[0] ?? "");
+        return `<pre><code class="hljs language-${language}">${highlighted}\n</code></pre>\n`;
       },
     },
   });
@@ -67,13 +69,17 @@ export function createMarkdown(win: Window): Markdown & { whole: MarkdownRendere
     }
     if (node.tagName === "A" && node.hasAttribute("href")) node.setAttribute("rel", "noopener noreferrer");
   });
-  const sanitize = (html: string): DocumentFragment =>
-    purify.sanitize(html, {
+  const sanitize = (html: string): DocumentFragment => {
+    const fragment = purify.sanitize(html, {
       USE_PROFILES: { html: true },
       FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed", "svg", "math"],
       FORBID_ATTR: ["style"],
       RETURN_DOM_FRAGMENT: true,
     });
+    // Our own controls, added after sanitising (the reply's markup can never make one).
+    decorateCodeBlocks(fragment, win.document);
+    return fragment;
+  };
   type Tokens = ReturnType<typeof marked.lexer>;
   const block = (token: Tokens[number], links: Tokens["links"]): DocumentFragment =>
     sanitize(marked.parser(Object.assign([token], { links })));

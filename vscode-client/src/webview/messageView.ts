@@ -29,6 +29,29 @@ export interface MessageViewContext {
   onOpenDiff(toolCallId: string): void;
   /** Retry on a failed reply (by message key). */
   onRetry(key: string): void;
+  /** Tool calls (by id) whose approval card waits for the user: they say so, not "running". */
+  awaitingApproval?: ReadonlySet<string>;
+}
+
+/** The codicon of each message action (shown on hover and keyboard focus; the label is its accessible name). */
+const ACTION_ICONS: Partial<Record<MessageAction, string>> = {
+  editAndResend: "edit",
+  branchFromHere: "git-branch",
+  forkToNewSession: "repo-forked",
+};
+
+/** An icon-only button: a codicon, named for assistive technology and tooltips by `label`. */
+export function iconButton(doc: Document, icon: string, label: string): HTMLButtonElement {
+  const button = doc.createElement("button");
+  button.type = "button";
+  button.className = "icon-button";
+  button.setAttribute("aria-label", label);
+  button.title = label;
+  const glyph = doc.createElement("span");
+  glyph.className = `codicon codicon-${icon}`;
+  glyph.setAttribute("aria-hidden", "true");
+  button.append(glyph);
+  return button;
 }
 
 /** Bash output shown while it streams: the last lines only (the whole output is in the card's details). */
@@ -48,7 +71,8 @@ function toolCardView(context: MessageViewContext, card: ToolCard, summaryText: 
     else context.toggledTools.delete(card.callId);
   });
   const summary = doc.createElement("summary");
-  summary.textContent = card.running ? `${summaryText} (running…)` : summaryText;
+  const waiting = context.awaitingApproval?.has(card.callId) === true;
+  summary.textContent = waiting ? `${summaryText} (waiting for your approval)` : card.running ? `${summaryText} (running…)` : summaryText;
   const output = doc.createElement("pre");
   output.className = "tool-output";
   const lines = card.output.split("\n");
@@ -58,6 +82,7 @@ function toolCardView(context: MessageViewContext, card: ToolCard, summaryText: 
   const wrapper = doc.createElement("div");
   const button = doc.createElement("button");
   button.type = "button";
+  button.className = "secondary";
   button.textContent = "Open diff";
   button.addEventListener("click", () => context.onOpenDiff(card.callId));
   wrapper.append(details, button);
@@ -123,7 +148,7 @@ function endBlock(context: MessageViewContext, message: ChatMessage): HTMLElemen
     detail.textContent = message.errorMessage ?? "The model failed without a message.";
     const retry = doc.createElement("button");
     retry.type = "button";
-    retry.textContent = "Retry";
+    retry.textContent = "Retry"; // primary: what the card is for
     retry.addEventListener("click", () => context.onRetry(message.key));
     block.append(title, detail, retry);
   } else if (message.stopReason === "aborted") {
@@ -188,9 +213,7 @@ export function messageArticle(context: MessageViewContext, message: ChatMessage
     bar.setAttribute("role", "group");
     bar.setAttribute("aria-label", "message actions");
     for (const action of actions) {
-      const button = context.document.createElement("button");
-      button.type = "button";
-      button.textContent = ACTION_LABELS[action];
+      const button = iconButton(context.document, ACTION_ICONS[action] ?? "ellipsis", ACTION_LABELS[action]);
       button.addEventListener("click", () => context.onAction(action, entryId, message.text));
       bar.append(button);
     }
