@@ -28,15 +28,14 @@ async def test_other_requests_are_answered_while_the_first_run_is_prepared(
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     release = threading.Event()
     builds: list[tuple[bool, bool]] = []  # (on the event loop's thread, released in time)
-    real_build = PiService._build
+    real_make_runs = PiService._make_runs
 
-    def held_build(self: PiService, name: str) -> Any:
-        if name == "runs":
-            on_loop = threading.current_thread() is threading.main_thread()
-            builds.append((on_loop, release.wait(3)))
-        return real_build(self, name)
+    def held_make_runs(self: PiService) -> Any:
+        on_loop = threading.current_thread() is threading.main_thread()
+        builds.append((on_loop, release.wait(3)))
+        return real_make_runs(self)
 
-    monkeypatch.setattr(PiService, "_build", held_build)
+    monkeypatch.setattr(PiService, "_make_runs", held_make_runs)
     service = build_service()
     client = Client()
     service.connect(client)
