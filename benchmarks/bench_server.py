@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import os
 import platform
 import statistics
@@ -170,25 +171,59 @@ async def _timed(client: RpcClient, method: str, params: Any, runs: int) -> tupl
     return samples, size
 
 
+EDITOR_SETTINGS: dict[str, Any] = {
+    "pi": {
+        "model": "claude-sonnet-4-5",
+        "thinkingLevel": "medium",
+        "approval": "acceptEdits",
+        "tools": ["read", "bash", "edit", "write"],
+        "compaction": {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000},
+    }
+}
+"""What an editor sends as ``initializationOptions`` (the VS Code client's ``pi.*`` settings)."""
+
+
 async def startup(work: Path, runs: int, baseline: Path | None = None) -> dict[str, list[float]]:
-    """Process start → ``initialize`` answered, and → first ``pi/`` request answered. With
-    ``baseline`` (a checkout of another version, put first on PYTHONPATH) both are measured in
-    turn, so the two columns come from one run under the same load."""
+    """Process start → ``initialize`` answered, and → first ``pi/`` request answered, the way an
+    editor starts the server: a workspace folder, ``initializationOptions`` with settings, the
+    approvals capability, ``initialized``, then ``pi/continueRecent`` for the workspace (its
+    session folder holds one small session, so the request opens it). With ``baseline`` (a
+    checkout of another version, put first on PYTHONPATH) both are measured in turn, so the two
+    columns come from one run under the same load."""
     env = dict(os.environ, PI_CODING_AGENT_DIR=str(work / "agent"))
+    workspace = work / "workspace"
+    sessions = work / "startup-sessions"
+    workspace.mkdir(exist_ok=True)
+    sessions.mkdir(exist_ok=True)
+    generate_session(sessions / "recent.jsonl", 200)
+    env["PI_CODING_AGENT_SESSION_DIR"] = str(sessions)
     # `python -m` puts the working directory first on sys.path: each version runs from its checkout
     versions = {"": (env, ROOT)}
     if baseline is not None:
         versions["before: "] = (dict(env, PYTHONPATH=str(baseline)), baseline)
+    params = {
+        "processId": os.getpid(),
+        "rootUri": workspace.as_uri(),
+        "workspaceFolders": [{"uri": workspace.as_uri(), "name": workspace.name}],
+        "capabilities": {"experimental": {"pi": {"approvals": True}}},
+        "initializationOptions": EDITOR_SETTINGS,
+    }
+    for _, checkout in versions.values():
+        # An installed package has its bytecode (pip compiles it); a checkout run with
+        # PYTHONDONTWRITEBYTECODE=1 would compile every module on every start (+80-100 ms).
+        compileall.compile_dir(str(checkout / "pi_lsp"), quiet=1)
     results: dict[str, list[float]] = {}
     for _ in range(runs):
         for label, (version_env, checkout) in versions.items():
             started = time.perf_counter()
             client = await RpcClient.start(env=version_env, cwd=str(checkout), quiet=True)
-            await client.request("initialize", {"processId": os.getpid(), "capabilities": {}})
+            await client.request("initialize", params)
             results.setdefault(label + "initialize", []).append((time.perf_counter() - started) * 1000)
             client.notify("initialized", {})
-            await client.request("pi/listSessions", {"cwd": str(work)})
+            state = await client.request("pi/continueRecent", {"cwd": str(workspace)})
             results.setdefault(label + "first request", []).append((time.perf_counter() - started) * 1000)
+            if state.get("entryCount") != 200:
+                raise RuntimeError(f"pi/continueRecent did not open the workspace's session: {state}")
             await client.close()
     return results
 
@@ -242,6 +277,101 @@ async def round_trips(
     return rows
 
 
+async def _fresh_open(work: Path, file: Path, then: str, params: dict[str, Any]) -> tuple[float, int]:
+    """ms for ``pi/openSession`` + ``then`` in a server that has just started (and answered its
+    first request), and the size of ``then``'s answer."""
+    env = dict(os.environ, PI_CODING_AGENT_DIR=str(work / "agent"))
+    client = await RpcClient.start(env=env, quiet=True)
+    try:
+        await client.initialize(str(work))
+        await client.request("pi/listSessions", {"cwd": str(work)})
+        # Start-up is measured on its own: the open is timed once the server has finished starting
+        # (pygls loaded, the workspace's system prompt built), not against that work.
+        await _wait_idle(client)
+        started = time.perf_counter()
+        await client.request("pi/openSession", {"path": str(file)}, timeout=600)
+        body = await client.request_raw(then, params, timeout=600)
+        elapsed = (time.perf_counter() - started) * 1000
+        if b'"error":{' in body[:80]:
+            raise RuntimeError(body[:300].decode())
+        return elapsed, len(body)
+    finally:
+        await client.close()
+
+
+async def _wait_idle(client: RpcClient, quiet_s: float = 0.3, limit_s: float = 20.0) -> None:
+    """Until the server process has used no CPU for ``quiet_s`` (at most ``limit_s``)."""
+    process = client._process
+    if process is None:
+        return
+    stat = Path(f"/proc/{process.pid}/stat")
+
+    def cpu() -> int:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
+
+    deadline = time.monotonic() + limit_s
+    last = cpu()
+    while time.monotonic() < deadline:
+        await asyncio.sleep(quiet_s)
+        now = cpu()
+        if now == last:
+            return
+        last = now
+
+
+def _pi_open(file: Path, work: Path) -> float:
+    """pi's ``SessionManager.open`` + ``buildSessionContext()`` in-process (``pi_bench.mjs open``)."""
+    import subprocess
+
+    script = ROOT / "benchmarks" / "pi_bench.mjs"
+    env = dict(os.environ, PI_CODING_AGENT_DIR=str(work / "agent"))
+    done = subprocess.run(
+        ["node", "--expose-gc", str(script), "open", str(file)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    return float(orjson.loads(done.stdout.strip().splitlines()[-1])["total_ms"])
+
+
+async def open_rows(work: Path, sizes: list[int], runs: int, simple: bool, data: Path | None) -> list[str]:
+    """Open + the last 100 of the branch, and open + the whole context, each in a fresh server,
+    interleaved with pi's open + context in-process, ``runs`` times per file (medians)."""
+    lines = [
+        OPEN_SECTION,
+        "",
+        f"`python benchmarks/bench_server.py --open-only --sizes {' '.join(map(str, sizes))} --runs {runs}"
+        f"{' --simple' if simple else ''}` on {platform.machine()} {os.cpu_count()} CPUs, "
+        f"{time.strftime('%Y-%m-%d')}, load {os.getloadavg()[0]:.1f} before.",
+        "",
+        "| file | ours: open + last 100 (`pi/getBranch`) | ours: open + whole context (`pi/buildContext`) "
+        "| pi: open + context, in-process | ours / pi (whole context) | context size |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for size in sizes:
+        file, source = session_file(work, size, simple, data)
+        last: list[float] = []
+        whole: list[float] = []
+        pi: list[float] = []
+        nbytes = 0
+        for _ in range(runs):
+            last.append((await _fresh_open(work, file, "pi/getBranch", {"limit": 100}))[0])
+            elapsed, nbytes = await _fresh_open(work, file, "pi/buildContext", {})
+            whole.append(elapsed)
+            pi.append(_pi_open(file, work))
+        ours_ms, pi_ms = statistics.median(whole), statistics.median(pi)
+        lines.append(
+            f"| {size:,} entries, {file.stat().st_size / 1e6:.1f} MB ({source.split(' ')[0]}) | "
+            f"{statistics.median(last):.0f} ms | {ours_ms:.0f} ms | {pi_ms:.0f} ms | {ours_ms / pi_ms:.2f} | "
+            f"{nbytes / 1e6:.1f} MB |"
+        )
+        file.unlink()
+    lines += ["", f"Load after: {os.getloadavg()[0]:.1f}.", ""]
+    return lines
+
+
 async def ui_round_trips(client: RpcClient, rows: dict[str, Any], runs: int) -> None:
     """What editor panels ask for: the last 100 of the branch, the page before it, one tree level."""
     last = "pi/getBranch limit 100"
@@ -259,7 +389,12 @@ async def ui_round_trips(client: RpcClient, rows: dict[str, Any], runs: int) -> 
 
 
 START_SECTION = "### Start-up"
+OPEN_SECTION = "### Open, over LSP, against pi"
 START_NOTE = (
+    "Measured as editors start the server: a workspace folder, `initializationOptions.pi` with "
+    "settings, the approvals capability, then `pi/continueRecent`, which opens the workspace's "
+    "session (200 entries); the package's bytecode is compiled first, as pip does on install "
+    "(without it, as with `PYTHONDONTWRITEBYTECODE=1`, each start compiles every module: +80-100 ms). "
     "`initialize` is answered from the first message, before anything heavy is imported; the "
     "services are built next (the agent, the LLM client, compaction and the system-prompt machinery "
     "load on first use) and the session requests that follow (`pi/listSessions`, "
@@ -284,7 +419,7 @@ def _startup_markdown(start: dict[str, list[float]], command: str, baseline: str
         label = (
             "process start → `initialize` response"
             if what == "initialize"
-            else ("process start → first `pi/` response")
+            else ("process start → first `pi/continueRecent` response")
         )
         if before:
             label = f"before: {label}"
@@ -371,6 +506,11 @@ async def main(argv: list[str] | None = None) -> int:
         "--startup-only", action="store_true", help="measure start-up only (docs: only its table)"
     )
     parser.add_argument(
+        "--open-only",
+        action="store_true",
+        help="open + last 100 and open + whole context in fresh servers, against pi's open + context",
+    )
+    parser.add_argument(
         "--baseline", type=Path, help="a checkout of another version whose start-up is measured alongside"
     )
     parser.add_argument(
@@ -384,6 +524,9 @@ async def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="pi-lsp-bench-") as folder:
         work = Path(folder)
         data = work / "data" if args.smoke else None
+        if args.open_only:
+            print("\n".join(await open_rows(work, args.sizes, args.runs, args.simple, data)))
+            return 0
         start = await startup(work, args.start_runs, args.baseline)
         if args.startup_only:
             command = "python benchmarks/bench_server.py --startup-only" + (

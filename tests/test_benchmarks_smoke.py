@@ -102,3 +102,15 @@ def test_smoke_numbers_are_never_written(tmp_path: Path, script: str, option: st
     assert run.returncode == 2 and "--smoke numbers mean nothing" in run.stderr, run.stderr
     assert DOCS.read_bytes() == docs_before
     assert not (REPO_ROOT / "results.json").exists()
+
+
+@pytest.mark.oracle
+def test_open_against_pi_smoke_run_prints_its_table(tmp_path: Path) -> None:
+    """``bench_server.py --open-only`` (fresh servers against pi's open + context) runs too."""
+    require_oracle()
+    docs_before = DOCS.read_bytes()
+    run = _run(tmp_path, "bench_server.py", "--smoke", "--open-only")
+    assert run.returncode == 0, f"stdout:\n{run.stdout}\nstderr (end):\n{run.stderr[-4000:]}"
+    assert "| file | ours: open + last 100 (`pi/getBranch`) |" in run.stdout, run.stdout
+    assert "| 300 entries, " in run.stdout, run.stdout
+    assert DOCS.read_bytes() == docs_before

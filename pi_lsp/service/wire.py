@@ -17,7 +17,7 @@ from pi_lsp.session import SessionManager
 from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.index import SessionIndex, TreeNode, record_time_key
 from pi_lsp.session.jsonl import dumps_compact, loads_line
-from pi_lsp.session.records import EntryRecord
+from pi_lsp.session.records import EntryRecord, verify_records
 from pi_lsp.session.view import ContextView
 
 
@@ -62,11 +62,14 @@ def json_array(items: Sequence[bytes]) -> orjson.Fragment:
 
 
 def entry_fragment(record: EntryRecord) -> orjson.Fragment:
-    return orjson.Fragment(_clean(record.raw))
+    return orjson.Fragment(_clean(record.wire_json()))
 
 
 def entries_fragment(records: Iterable[EntryRecord]) -> orjson.Fragment:
-    return json_array([record.raw for record in records])
+    """The entries as stored; lines indexed from their head are checked first, in one parse."""
+    records = list(records)
+    verify_records(records)
+    return json_array([record.wire_json() for record in records])
 
 
 def session_state(manager: SessionManager) -> dict[str, Any]:

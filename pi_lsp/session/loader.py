@@ -16,7 +16,7 @@ from pi_lsp.fileerrors import TOO_LARGE, FileProblem
 from pi_lsp.regular_files import open_regular
 from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.jsonl import MAX_LINE_BYTES, LineBlock, LongLine, RawLine, loads_line, read_line_blocks
-from pi_lsp.session.records import EntryRecord
+from pi_lsp.session.records import MESSAGE_HEAD, EntryRecord
 
 Severity = Literal["error", "warning", "info"]
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -117,15 +117,38 @@ def _take_lines(
     """Take the LF-terminated lines of ``data[:end]`` (``base`` is its file offset).
 
     Returns the next line number and whether the header is still being looked for. Plain entry
-    lines take a fast path; everything else (blank, malformed, headers, migration) goes through
+    lines take a fast path: a message line as pi writes it is indexed from its head alone (its
+    message is parsed when a context or a page needs it, see ``EntryRecord.verify``), other entry
+    lines are parsed; everything else (blank, malformed, headers, migration) goes through
     :func:`_take_line`.
     """
     records = result.records
     fast = result.objects is None
     find = data.find
+    head_of = MESSAGE_HEAD.match
+    from_head = EntryRecord.from_head
     position = 0
     while position < end:
         newline = find(b"\n", position, end)
+        if fast and not need_header:
+            head = head_of(data, position, newline)
+            # A line ending in "}" whose rest holds no second entry's "parentId" (pi's torn write
+            # followed by its next append on the same line parses whole, and fails, as before).
+            if (
+                head is not None
+                and data[newline - 1] == 0x7D
+                and find(b'"parentId":', head.end(), newline) < 0
+            ):
+                try:
+                    record = from_head(data[position:newline], head, position, number)
+                except UnicodeDecodeError:
+                    pass
+                else:
+                    result.any_parsed = True
+                    records.append(record)
+                    number += 1
+                    position = newline + 1
+                    continue
         line = data[position:newline]
         if fast and not need_header:
             try:

@@ -6,18 +6,35 @@ survive untouched; the dict form is parsed on demand. This keeps memory close to
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Iterable
 from types import EllipsisType
 from typing import Any
 
 import orjson
 
 from pi_lsp.jscompat import js_trim
+from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.jsonl import dumps_compact, dumps_kept, loads_line
 
 PREVIEW_CHARS = 120
 _CANONICAL_MESSAGE_KEYS = ("type", "id", "parentId", "timestamp", "message")
 _MESSAGE_KEY = b',"message":'
+_STRING = rb'"([^"\\\x00-\x1f]*)"'
+MESSAGE_HEAD = re.compile(
+    rb'\{"type":"message","id":'
+    + _STRING
+    + rb',"parentId":(?:'
+    + _STRING
+    + rb'|null),"timestamp":'
+    + _STRING
+    + rb',"message":(\{)"role":'
+    + _STRING
+)
+"""The head of a canonical message line as pi writes it, up to the message's role. Strings with
+escapes or control characters do not match (those lines are parsed whole), so a match is valid
+JSON as far as it goes and its groups are the values, undecoded."""
 
 
 def text_of_content(content: Any, separator: str = " ") -> str:
@@ -109,6 +126,51 @@ def _normalized_head(text: str) -> str:
     return " ".join(text.split())[:PREVIEW_CHARS]
 
 
+_BROKEN = -2
+"""``message_start`` of a line indexed from its head that turned out not to be JSON."""
+
+_ROLES = {role.encode(): role for role in ("user", "assistant", "toolResult", "bashExecution", "custom")}
+
+
+@gc_paused()
+def verify_records(records: Iterable[EntryRecord]) -> None:
+    """:meth:`EntryRecord.verify` for every record not checked yet, one parse per megabyte of
+    lines in the usual case (every line is valid): what a context or a page pays before it is
+    sent, instead of every line paying at open."""
+    batch: list[EntryRecord] = []
+    slices: list[bytes] = []
+    size = 0
+    for record in records:
+        if record._checked:
+            continue
+        data = record._message_slice()
+        batch.append(record)
+        slices.append(data)
+        size += len(data)
+        if size >= _VERIFY_BATCH_BYTES:
+            _verify_batch(batch, slices)
+            batch, slices, size = [], [], 0
+    if batch:
+        _verify_batch(batch, slices)
+
+
+_VERIFY_BATCH_BYTES = 1 << 20
+
+
+def _verify_batch(batch: list[EntryRecord], slices: list[bytes]) -> None:
+    if len(batch) > 1:
+        try:
+            orjson.loads(b"[" + b",".join(slices) + b"]")
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            for record in batch:
+                record._checked = True
+            return
+    for record in batch:
+        record.verify()
+
+
 def _shared(value: Any) -> Any:
     """One shared object for the few distinct short strings (types, roles, models) of a session."""
     return sys.intern(value) if type(value) is str and len(value) <= 64 else value
@@ -125,19 +187,20 @@ class EntryRecord:
 
     __slots__ = (
         "_body",
+        "_checked",
         "_head",
+        "_model",
         "_no_text",
         "_preview",
+        "_provider",
         "chain",
         "first_kept",
         "id",
         "label",
         "line",
         "message_start",
-        "model",
         "name",
         "parent_id",
-        "provider",
         "role",
         "target_id",
         "thinking_level",
@@ -152,6 +215,7 @@ class EntryRecord:
         self._body: bytes = raw
         self._preview: str | EllipsisType | None = ...
         self._no_text = False
+        self._checked = True
         self.line = line
         entry_id = obj.get("id")
         self.id: str | None = entry_id if isinstance(entry_id, str) else None
@@ -161,8 +225,8 @@ class EntryRecord:
         self.type: str = _shared(kind) if isinstance(kind, str) else ""
         self.timestamp: Any = obj.get("timestamp")
         self.role: str | None = None
-        self.provider: Any = None
-        self.model: Any = None
+        self._provider: Any = None
+        self._model: Any = None
         self.target_id: Any = None
         self.label: Any = None
         self.name: Any = None
@@ -176,8 +240,8 @@ class EntryRecord:
                 role = message.get("role")
                 self.role = _shared(role) if isinstance(role, str) else None
                 if self.role == "assistant":
-                    self.provider = _shared(message.get("provider"))
-                    self.model = _shared(message.get("model"))
+                    self._provider = _shared(message.get("provider"))
+                    self._model = _shared(message.get("model"))
                 if message_head is not None:
                     self._head = message_head
                     self.message_start = len(message_head)
@@ -198,8 +262,87 @@ class EntryRecord:
         elif self.type == "thinking_level_change":
             self.thinking_level = obj.get("thinkingLevel")
         elif self.type == "model_change":
-            self.provider = obj.get("provider")
-            self.model = obj.get("modelId")
+            self._provider = obj.get("provider")
+            self._model = obj.get("modelId")
+
+    @classmethod
+    def from_head(cls, line: bytes, head: re.Match[bytes], base: int, number: int) -> EntryRecord:
+        """The record of a canonical message line (``head``: :data:`MESSAGE_HEAD` matched at
+        ``base`` of a buffer) without parsing the message: it is checked when first needed
+        (:meth:`verify`). Raises UnicodeDecodeError for a head that is not UTF-8."""
+        entry_id, parent_id, timestamp, _, role = head.groups()
+        self = cls.__new__(cls)
+        self._head = None
+        self._body = line
+        self._preview = ...
+        self._no_text = False
+        self._checked = False
+        self.line = number
+        self.id = entry_id.decode()
+        self.parent_id = parent_id.decode() if parent_id is not None else None
+        self.type = "message"
+        self.timestamp = timestamp.decode()
+        name = _ROLES.get(role)
+        self.role = name if name is not None else _shared(role.decode())
+        self._provider = self._model = ... if self.role == "assistant" else None
+        self.target_id = self.label = self.name = self.first_kept = self.thinking_level = None
+        self.message_start = head.start(4) - base
+        self.chain = None
+        return self
+
+    @property
+    def provider(self) -> Any:
+        """The provider of an assistant message or a model change (read from the message on first
+        use for a record made by :meth:`from_head`)."""
+        if self._provider is ...:
+            self._read_model()
+        return self._provider
+
+    @property
+    def model(self) -> Any:
+        """The model id of an assistant message or a model change (see :attr:`provider`)."""
+        if self._model is ...:
+            self._read_model()
+        return self._model
+
+    def _read_model(self) -> None:
+        message = self.message()
+        if message is None:
+            self._provider = self._model = None
+        else:
+            self._provider = _shared(message.get("provider"))
+            self._model = _shared(message.get("model"))
+
+    def verify(self) -> bool:
+        """Parse a line indexed from its head once: False (and the record is then only its head)
+        when the line is not JSON after all. A canonical line whose message slice is valid JSON is
+        valid whole (the head was matched exactly); one with keys after the message is kept as
+        a non-canonical line."""
+        if self._checked:
+            return self.message_start != _BROKEN
+        self._checked = True
+        try:
+            loads_line(self._message_slice())
+            return True
+        except ValueError:
+            pass
+        try:
+            value = loads_line(self._body)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            self.message_start = _BROKEN
+            self._provider = self._model = None
+            return False
+        self.message_start = -1  # valid, but the message is not the line's last key
+        return True
+
+    def _message_slice(self) -> bytes:
+        return self._body.rstrip()[self.message_start : -1]
+
+    def head_entry(self) -> dict[str, Any]:
+        """The fields read from the head of the line (all that is known of a broken line)."""
+        return {"type": self.type, "id": self.id, "parentId": self.parent_id, "timestamp": self.timestamp}
 
     @classmethod
     def new_message(
@@ -253,7 +396,7 @@ class EntryRecord:
         """A one-line text preview (at most ``PREVIEW_CHARS``), or None; computed on first use."""
         value = self._preview
         if value is ...:
-            if self._head is not None:  # a canonical message line: only the message matters
+            if self._head is not None or self.message_start >= 0:  # canonical: only the message matters
                 obj: dict[str, Any] = {"type": "message", "message": self.message()}
             else:
                 obj = self.entry()
@@ -270,8 +413,16 @@ class EntryRecord:
             _ = self.preview
         return self._no_text
 
+    def wire_json(self) -> bytes:
+        """The line as JSON to send: its exact bytes, or the head fields of a broken line."""
+        if (self._checked or self.verify()) and self.message_start != _BROKEN:
+            return self.raw
+        return dumps_compact(self.head_entry())
+
     def entry(self) -> dict[str, Any]:
-        """The entry as a fresh dict (callers may mutate it)."""
+        """The entry as a fresh dict (callers may mutate it); a broken line gives its head fields."""
+        if (not self._checked and not self.verify()) or self.message_start == _BROKEN:
+            return self.head_entry()
         value = loads_line(self.raw)
         assert isinstance(value, dict)
         return value
@@ -280,12 +431,22 @@ class EntryRecord:
         """The exact bytes of the ``message`` object of a canonical message line, else None."""
         if self._head is not None:
             return self._body
+        if not self._checked:
+            self.verify()
         if self.message_start < 0:
             return None
-        return self._body.rstrip()[self.message_start : -1]
+        return self._message_slice()
 
     def message(self) -> dict[str, Any] | None:
         """The stored message of a ``message`` entry (parsed from the smallest slice possible)."""
+        if self._head is None and self.message_start >= 0:
+            try:
+                value = orjson.loads(self._message_slice())
+                self._checked = True
+                return value if isinstance(value, dict) else None
+            except orjson.JSONDecodeError:
+                if not self.verify():
+                    return None
         data = self.message_json()
         if data is not None:
             try:

@@ -22,7 +22,7 @@ from pi_lsp.session.context import (
     select_context,
 )
 from pi_lsp.session.jsonl import dumps_compact
-from pi_lsp.session.records import EntryRecord
+from pi_lsp.session.records import EntryRecord, verify_records
 
 ContextItem = EntryRecord | dict[str, Any]
 
@@ -64,13 +64,20 @@ class ContextView:
         return list(self.iter_messages())
 
     def message_json(self) -> list[bytes]:
-        """Each message as JSON bytes, sliced from the stored line where possible (no re-encode)."""
+        """Each message as JSON bytes, sliced from the stored line where possible (no re-encode).
+
+        Lines indexed from their head are checked first, in one parse (``verify_records``); a
+        message whose line turns out not to be JSON is left out, as a malformed line is."""
+        verify_records(item for item in self.items if isinstance(item, EntryRecord))
         out: list[bytes] = []
         for item in self.items:
             if isinstance(item, EntryRecord):
                 data = item.message_json()
                 if data is None:
-                    data = orjson.dumps(item.message())
+                    message = item.message()
+                    if message is None:
+                        continue
+                    data = orjson.dumps(message)
                 out.append(data)
             else:
                 out.append(dumps_compact(item))
@@ -93,15 +100,30 @@ def _scan(record: EntryRecord, thinking: Any, model: ModelRef | None) -> tuple[A
     return thinking, model
 
 
+def _last_settings(path: Sequence[EntryRecord]) -> tuple[Any, ModelRef | None]:
+    """The thinking level and model in force at the end of ``path``: the last change of each,
+    found from the end, so only the newest assistant message is read for its model."""
+    thinking: Any = None
+    model: ModelRef | None = None
+    found_thinking = found_model = False
+    for record in reversed(path):
+        kind = record.type
+        if kind == "thinking_level_change" and not found_thinking:
+            thinking, found_thinking = record.thinking_level, True
+        elif not found_model and (kind == "model_change" or record.role == "assistant"):
+            model, found_model = {"provider": record.provider, "modelId": record.model}, True
+        if found_thinking and found_model:
+            break
+    return (thinking if found_thinking else "off"), model
+
+
 def build_view(path: Sequence[EntryRecord]) -> ContextView:
     """The view of a root→leaf path (pi's buildSessionContext steps 4–7)."""
     if not path:
         return EMPTY_VIEW
-    thinking: Any = "off"
-    model: ModelRef | None = None
+    thinking, model = _last_settings(path)
     compaction_index = -1
     for index, record in enumerate(path):
-        thinking, model = _scan(record, thinking, model)
         if record.type == "compaction":
             compaction_index = index
     items = _items(path, compaction_index)
