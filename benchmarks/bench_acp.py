@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_agent import KEY, MODEL, TimingFake, cpu_seconds, pct  # noqa: E402
-from pi_lsp.server.rpc_client import RpcClient, server_command  # noqa: E402
+from pi_lsp.client.rpc_client import RpcClient, server_command  # noqa: E402
 from tests.llm.fake_anthropic import Text, ToolUse, assistant_stream  # noqa: E402
 from tests.pi.pi_rpc import write_agent_dir  # noqa: E402
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from gen_sessions import write_session  # noqa: E402
 
-from pi_lsp.server.rpc_client import RpcClient  # noqa: E402
+from pi_lsp.client.rpc_client import RpcClient  # noqa: E402
 from pi_lsp.session.loader import read_lines  # noqa: E402
 
 WARM_UP_S = 2.0  # the server's start-up (pygls imported once nothing waits) is not the compaction's

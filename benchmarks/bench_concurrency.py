@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_agent import KEY, MODEL, TimingFake, text_frames  # noqa: E402
 
-from pi_lsp.server.rpc_client import RpcClient  # noqa: E402
+from pi_lsp.client.rpc_client import RpcClient  # noqa: E402
 from tests.server.network_support import start_network_server  # noqa: E402
 
 

@@ -151,7 +151,7 @@ def worker_warm(directory: str, runs: int) -> None:
 
 
 async def _server(directory: str, runs: int, env: dict[str, str]) -> dict[str, Any]:
-    from pi_lsp.server.rpc_client import RpcClient
+    from pi_lsp.client.rpc_client import RpcClient
 
     client = await RpcClient.start(env=env, quiet=True)
     try:

@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 
 from gen_sessions import DEFAULT_OUT, session_set  # noqa: E402
 
-from pi_lsp.server.rpc_client import RpcClient  # noqa: E402
+from pi_lsp.client.rpc_client import RpcClient  # noqa: E402
 
 PI_BENCH = HERE / "pi_bench.mjs"
 

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_prompt import build_tree  # noqa: E402
 
-from pi_lsp.server.rpc_client import RpcClient  # noqa: E402
+from pi_lsp.client.rpc_client import RpcClient  # noqa: E402
 
 SECTION = "## System prompt (server)"
 CHANGED = "pi/systemPromptChanged"

@@ -34,7 +34,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pi_lsp.server.rpc_client import RpcClient  # noqa: E402
+from pi_lsp.client.rpc_client import RpcClient  # noqa: E402
 
 SECTION = "## Language server"
 NOTE = (

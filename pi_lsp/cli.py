@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         if command == "acp":
             return _acp(args)
         if command == "demo":
-            from pi_lsp.server.demo import run_demo
+            from pi_lsp.client.demo import run_demo
 
             return run_demo(args.dir, keep=args.keep)
         if command == "checkpoints":
@@ -243,7 +243,7 @@ def _size(count: int) -> str:
 def _chat(args: argparse.Namespace) -> int:
     import asyncio
 
-    from pi_lsp.server.chat_cli import chat_main
+    from pi_lsp.client.chat_cli import chat_main
 
     options = {
         key: value

@@ -17,8 +17,8 @@ from typing import Any
 
 from pygls.protocol.json_rpc import JsonRPCProtocol
 
+from pi_lsp.client.rpc_client import RpcClient
 from pi_lsp.protocol.check import notification_problem, result_problem
-from pi_lsp.server.rpc_client import RpcClient
 
 PROBLEMS: list[str] = []
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
+from pi_lsp.framing import frame
 from pi_lsp.secrets import redact
 from pi_lsp.server.context import Context
-from pi_lsp.server.framing import frame
 from pi_lsp.server.handlers import METHODS
 from pi_lsp.server.params import Params
 from pi_lsp.server.replies import encode, error_payload, outcome_payload

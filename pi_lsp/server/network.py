@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pi_lsp.framing import MAX_BODY_BYTES, FrameError, frame, read_frame_async
 from pi_lsp.outbox import BoundedOutbox
 from pi_lsp.server.admission import (
     MAX_FIRST_MESSAGE_BYTES,
@@ -33,7 +34,6 @@ from pi_lsp.server.admission import (
     refusal,
 )
 from pi_lsp.server.daemon import ALREADY_RUNNING, Lifetime, StateFile, StateFileBusy
-from pi_lsp.server.framing import MAX_BODY_BYTES, FrameError, frame, read_frame_async
 from pi_lsp.server.transport import dispatch, import_server
 
 if TYPE_CHECKING:

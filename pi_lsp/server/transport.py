@@ -11,7 +11,7 @@ server ready and gets its first sessions before pygls and lsprotocol are loaded 
 3. pygls is imported in a thread once nothing is waiting (or as soon as a message needs it), then
    takes the connection: ``initialize`` and every message held meanwhile are fed to it in order.
 
-Framing is LSP's (:mod:`pi_lsp.server.framing`); a stream framed wrongly ends the server with a
+Framing is LSP's (:mod:`pi_lsp.framing`); a stream framed wrongly ends the server with a
 clear error on stderr.
 """
 
@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from pi_lsp.server.framing import FrameError, read_frame
+from pi_lsp.framing import FrameError, read_frame
 
 if TYPE_CHECKING:
     import asyncio

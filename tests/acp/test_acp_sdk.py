@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pi_lsp.server.rpc_client import RpcClient, server_command
+from pi_lsp.client.rpc_client import RpcClient, server_command
 from tests.agent.chat_support import MODEL, Workspace, workspace
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, Thinking, ToolUse, assistant_stream
 from tests.oracle import optional_checks_run, require_oracle

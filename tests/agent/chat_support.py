@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pi_lsp.server.rpc_client import RpcClient, server_command
+from pi_lsp.client.rpc_client import RpcClient, server_command
 from tests.llm.fake_anthropic import FakeAnthropic, Recorded, Reply, Text, ToolUse, assistant_stream
 from tests.pi.pi_rpc import PiRpc, pi_package_dir, write_agent_dir
 from tests.server.network_support import start_network_server

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response
+from pi_lsp.client.rpc_client import RpcClient, RpcError, decode_response
 from tests.agent.chat_support import (
     HELLO,
     MODEL,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pi_lsp.server.rpc_client import RpcError
+from pi_lsp.client.rpc_client import RpcError
 from tests.agent.chat_support import open_chat, text_turn
 
 PIXEL = "iVBORw0KGgo="  # base64 of PNG's signature: enough for the fake model

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from pi_lsp.server.rpc_client import RpcClient
+from pi_lsp.client.rpc_client import RpcClient
 from tests.agent.chat_support import (
     HELLO,
     MODEL,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pi_lsp.server.rpc_client import RpcClient, RpcError, server_command
+from pi_lsp.client.rpc_client import RpcClient, RpcError, server_command
 from tests.agent.chat_support import (
     API_KEY,
     HELLO,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pi_lsp.server.rpc_client import RpcError
+from pi_lsp.client.rpc_client import RpcError
 from tests.agent.chat_support import skip_dropped, without_checkpoints
 from tests.checkpoints.support import Chat, file_tree, git, hash_dir, open_chat, text_turn, tool_turn
 from tests.oracle import PiOracle

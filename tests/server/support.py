@@ -27,7 +27,7 @@ from pygls.protocol import default_converter
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 from pytest_lsp import LanguageClient
 
-from pi_lsp.server.rpc_client import RpcClient
+from pi_lsp.client.rpc_client import RpcClient
 from tests.oracle import FIXTURES
 
 FIXTURE = FIXTURES / "branched-v3.jsonl"

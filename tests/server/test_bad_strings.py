@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pi_lsp.client.rpc_client import RpcClient, RpcError
 from pi_lsp.protocol import METHOD_NAMES
 from pi_lsp.server.early import EARLY_METHODS
-from pi_lsp.server.rpc_client import RpcClient, RpcError
 from tests.server.support import SERVER, copy_fixture, server_env, start_raw
 
 INTERNAL_ERROR = -32603

@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pi_lsp.server.rpc_client import RpcClient, RpcError
+from pi_lsp.client.rpc_client import RpcClient, RpcError
 from tests.server.support import start_raw
 
 BACKTRACKING = "re:(a|aa)+z"  # exponential in the run of a's for a backtracking engine

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 
-from pi_lsp.server.rpc_client import RpcClient
+from pi_lsp.client.rpc_client import RpcClient
 from pi_lsp.session.paths import default_session_dir
 from tests.server.support import SERVER, run_cli, server_env
 

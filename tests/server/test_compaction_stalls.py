@@ -122,7 +122,7 @@ async def test_another_sessions_request_is_answered_while_a_big_compaction_runs(
     import asyncio
     import os
 
-    from pi_lsp.server.rpc_client import RpcClient
+    from pi_lsp.client.rpc_client import RpcClient
 
     path = tmp_path / "big.jsonl"
     write_session(path, 3_000)

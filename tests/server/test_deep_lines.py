@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_lsp.server.rpc_client import RpcClient
+from pi_lsp.client.rpc_client import RpcClient
 from pi_lsp.session.jsonl import loads_line
 from tests.server.support import start_raw
 from tests.session.deep_sessions import deep_session

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import pytest
 
-from pi_lsp.server.rpc_client import RpcClient, RpcError
+from pi_lsp.client.rpc_client import RpcClient, RpcError
 from tests.oracle import PiOracle, optional_checks_run
 from tests.server.support import SERVER, assistant, server_env, start_raw, user
 

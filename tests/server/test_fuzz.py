@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pi_lsp.client.rpc_client import RpcClient
 from pi_lsp.protocol import METHOD_NAMES
-from pi_lsp.server.rpc_client import RpcClient
 from pi_lsp.session.jsonl import loads_line
 from tests.server.support import copy_fixture, start_raw
 

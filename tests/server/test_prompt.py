@@ -282,7 +282,7 @@ async def test_params_errors_and_capabilities(tmp_path: Path) -> None:
 
 
 def test_demo_step_prints_the_prompt_sources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from pi_lsp.server.demo import STEPS, run_demo, system_prompt
+    from pi_lsp.client.demo import STEPS, run_demo, system_prompt
 
     steps = [STEPS[0], ("The system prompt", system_prompt)]
     assert ("The system prompt", system_prompt) in STEPS

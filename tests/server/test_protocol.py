@@ -10,8 +10,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from pi_lsp.client.rpc_client import RpcClient, RpcError, decode_response
 from pi_lsp.protocol import METHOD_NAMES, NOTIFICATION_NAMES, PROTOCOL_VERSION
-from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response
 from tests.server.support import SERVER, server_env, start_raw, user, write_linear_session
 
 ALL_METHODS = list(METHOD_NAMES)

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response
+from pi_lsp.client.rpc_client import RpcClient, RpcError, decode_response
 from tests.server.support import FIXTURE, GATED, server_env
 
 

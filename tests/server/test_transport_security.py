@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
-from pi_lsp.server.rpc_client import RpcClient, RpcError
+from pi_lsp.client.rpc_client import RpcClient, RpcError
 from tests.server.network_support import NetworkServer, run_server, start_network_server
 from tests.server.support import SERVER, assistant, server_env, user
 

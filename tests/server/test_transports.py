@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pi_lsp.server.rpc_client import RpcClient, RpcError
+from pi_lsp.client.rpc_client import RpcClient, RpcError
 from tests.server.network_support import run_server, start_network_server
 from tests.server.support import user
 

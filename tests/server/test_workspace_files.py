@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from pi_lsp.client.rpc_client import RpcClient
 from pi_lsp.safe_io import MAX_TEXT_BYTES
-from pi_lsp.server.rpc_client import RpcClient
 from tests.server.support import SERVER, server_env
 
 ANSWER_S = 10  # far above a normal answer, far below "hangs for good"

@@ -2,7 +2,7 @@
 import type { ApprovalCard } from "./approvalModel";
 import type { ChatMessage, CompactionStatus, RetryStatus } from "./chatModel";
 import type { MessageAction } from "./messageActions";
-import type { RestoreNotice } from "./rewind";
+import type { RestoreNotice } from "./rewindModel";
 
 export interface QueueView {
   steering: string[];

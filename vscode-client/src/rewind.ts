@@ -16,14 +16,9 @@ import {
   REWIND_TOO_CHOICE,
   rewindTooQuestion,
   type PlannedFile,
+  type RestoreNotice,
   type RestoreResult,
 } from "./rewindModel";
-
-/** What the chat shows after a restore: what was restored, and Undo restore while it can be undone. */
-export interface RestoreNotice {
-  text: string;
-  undoId?: string;
-}
 
 export class Rewinder {
   private readonly restoredFiles = new vscode.EventEmitter<void>();

@@ -27,6 +27,12 @@ export interface RestoreResult {
   undoId?: string;
 }
 
+/** What the chat shows after a restore: what was restored, and Undo restore while it can be undone. */
+export interface RestoreNotice {
+  text: string;
+  undoId?: string;
+}
+
 export const isCheckpointEntry = (entry: Json): boolean => entry.type === "custom" && entry.customType === CHECKPOINT_TYPE;
 
 /**

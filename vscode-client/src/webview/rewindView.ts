@@ -6,7 +6,7 @@
  */
 import type { ApprovalCard } from "../approvalModel";
 import { ACTION_LABELS } from "../messageActions";
-import type { RestoreNotice } from "../rewind";
+import type { RestoreNotice } from "../rewindModel";
 
 const REWIND_CLASS = "rewind-code";
 /** Whether each drawn article has the button, so the draw of every streamed delta touches no DOM here. */

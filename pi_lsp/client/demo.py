@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pi_lsp.server import demo_chat, demo_checkpoints
-from pi_lsp.server.rpc_client import RpcClient
+from pi_lsp.client import demo_chat, demo_checkpoints
+from pi_lsp.client.rpc_client import RpcClient
 from pi_lsp.service.render import context_lines, wire_tree_lines
 
 MODEL = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5"}

@@ -1,7 +1,7 @@
 """The demo's checkpoint step: a run changes files, going back in the tree brings them back, the
 undo returns the run's version.
 
-The scripted loopback model of :mod:`pi_lsp.server.demo_chat` asks for an ``edit`` of ``main.py``
+The scripted loopback model of :mod:`pi_lsp.client.demo_chat` asks for an ``edit`` of ``main.py``
 and a ``write`` of a new ``greet.py``; the server snapshots the workspace before the user message
 and after the tool batch. ``pi/getChanges`` shows what the run changed, ``pi/navigate`` with
 ``restoreFiles`` to the run's user message puts the files back as they were before it (the leaf
@@ -14,11 +14,11 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pi_lsp.server.demo_chat import ScriptedModel, reply, show_events, start_server
-from pi_lsp.server.rpc_client import RpcClient
+from pi_lsp.client.demo_chat import ScriptedModel, reply, show_events, start_server
+from pi_lsp.client.rpc_client import RpcClient
 
 if TYPE_CHECKING:
-    from pi_lsp.server.demo import Demo
+    from pi_lsp.client.demo import Demo
 
 GREET = "def greet(name):\n    return f'hello, {name}'\n"
 SCRIPT = [

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from pi_lsp.server.rpc_client import RpcClient, RpcError, decode_response, server_command
+from pi_lsp.client.rpc_client import RpcClient, RpcError, decode_response, server_command
 
 DIM, BOLD, RESET = "\x1b[2m", "\x1b[1m", "\x1b[0m"
 _TOOL_LINE = 100

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from pi_lsp.server.framing import FrameError, read_frame_async
+from pi_lsp.framing import FrameError, read_frame_async
 from pi_lsp.session.jsonl import loads_line
 
 

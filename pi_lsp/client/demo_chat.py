@@ -16,10 +16,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pi_lsp.server.rpc_client import RpcClient
+from pi_lsp.client.rpc_client import RpcClient
 
 if TYPE_CHECKING:
-    from pi_lsp.server.demo import Demo
+    from pi_lsp.client.demo import Demo
 
 DEMO_KEY = "demo-key-for-the-loopback-model"  # the scripted model accepts anything
 SCRIPT_MODEL = "claude-sonnet-4-5"
