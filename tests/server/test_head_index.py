@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from pi_lsp.server.rpc_client import RpcClient
+from pi_lsp.client.rpc_client import RpcClient
 from tests.server.support import start_raw
 
 HEADER = b'{"type":"session","version":3,"id":"head-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/proj"}'
