@@ -36,6 +36,7 @@ timer:start(100, 100, vim.schedule_wrap(function()
     out.hello_modified = vim.bo[hello].modified
     out.other = H.lines(other)
     out.other_modified = vim.bo[other].modified
+    out.statusline = pi.statusline()
     finish()
   end
 end))

@@ -17,6 +17,7 @@ from tests.pi.pi_rpc import write_agent_dir
 HERE = Path(__file__).parent
 AGENT_LINE = "AGENT-EDITED-THIS"  # no cell in common with "line one": redrawn as one run of text
 WARNING = "unsaved here: :w overwrites it"
+MILLION = "claude-sonnet-4-6"
 
 
 def _text(reply: str, message_id: str) -> Reply:
@@ -33,7 +34,8 @@ async def test_agent_edit_is_drawn_in_the_open_buffer(tmp_path: Path, nvim: str)
     try:
         async with FakeAnthropic(replies) as fake:
             write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-            settings: dict[str, Any] = {"model": MODEL, "sessionDir": str(ws.sessions), "approval": "auto"}
+            # a 1M-context model: the statusline's window is the model's (issue 25: it read /200k)
+            settings: dict[str, Any] = {"model": MILLION, "sessionDir": str(ws.sessions), "approval": "auto"}
             env = ws.server_env(fake.url)
             answers = [Answer(b"", WARNING.encode())]  # nothing to type: wait for the warning on screen
             screens, seen = await run_tty(
@@ -52,6 +54,7 @@ async def test_agent_edit_is_drawn_in_the_open_buffer(tmp_path: Path, nvim: str)
     assert on_disk == "written by the agent\n"
     assert "other.txt" in screens.shown[0]
     assert not [m for m in seen["messages"] if "hello.txt" in m], seen["messages"]
+    assert seen["statusline"].endswith("/1M 0%"), seen["statusline"]
 
 
 async def test_typed_follow_up_is_shown_and_taken_back(tmp_path: Path, nvim: str) -> None:
