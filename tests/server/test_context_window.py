@@ -106,3 +106,29 @@ async def test_auto_compaction_threshold_uses_the_models_window(tmp_path: Path) 
         )
         started = await next_event(client, "pi/compactionStarted", 0)
         assert started["reason"] == "threshold"
+
+
+def tool_read_entry(call_id: str, path: str) -> dict[str, Any]:
+    message = assistant_entry("Reading.", 100, stop="toolUse", model=ONE_MILLION)
+    message["message"]["content"] = [
+        {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": path}}
+    ]
+    return message
+
+
+async def test_branch_summary_budget_is_the_models_window(tmp_path: Path) -> None:
+    """pi's generateBranchSummary keeps the newest messages within ``contextWindow − reserve``: with a
+    1M model, a 250k-token message still leaves room for the read before it (in readFiles)."""
+    async with lsp_server(tmp_path, key=None, settings={"model": ONE_MILLION}) as client:
+        await call(client, "pi/newSession", {})
+        root = (await call(client, "pi/appendEntry", {"entry": user_entry("Start.")}))["id"]
+        await call(client, "pi/appendEntry", {"entry": tool_read_entry("toolu_r", "early.txt")})
+        result = {"role": "toolResult", "toolCallId": "toolu_r", "toolName": "read",
+                  "content": [{"type": "text", "text": "early"}], "isError": False}  # fmt: skip
+        await call(client, "pi/appendEntry", {"entry": {"type": "message", "message": result}})
+        await call(client, "pi/appendEntry", {"entry": user_entry("word " * 200_000)})  # ~250k tokens
+        await call(client, "pi/appendEntry", {"entry": assistant_entry("Ok.", 260_000, model=ONE_MILLION)})
+        moved = await call(client, "pi/navigate", {"targetId": root, "summarize": True})
+        entries = (await call(client, "pi/getEntries", {}))["entries"]
+        summary = next(e for e in entries if e["id"] == moved["summaryEntryId"])
+        assert summary["details"]["readFiles"] == ["early.txt"], summary["details"]
