@@ -19,10 +19,11 @@ from pi_lsp.service import navigate as nav
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.errors import SessionBusy
 from pi_lsp.service.host import SessionHost
+from pi_lsp.service.model_choice import context_window
 from pi_lsp.service.registry import Client
 from pi_lsp.service.summarizing import check_unchanged, summarise_off_loop, summarizer_for
 
-Plan = tuple[nav.NavigationPlan, list[dict[str, Any]], Mapping[str, Any] | None]
+Plan = tuple[nav.NavigationPlan, list[dict[str, Any]], Mapping[str, Any] | None, RunConfig]
 
 
 class BranchSummaryService:
@@ -41,7 +42,7 @@ class BranchSummaryService:
         label: str | None,
     ) -> dict[str, Any]:
         session = self.host.registry.resolve(client, session_id)
-        config = RunConfig.from_settings(client.settings)
+        settings = client.settings
         manager = session.manager
 
         def plan_it() -> Plan | None:
@@ -49,7 +50,8 @@ class BranchSummaryService:
             if plan.noop or not plan.entries_to_summarize:
                 return None
             entries = [record.entry() for record in plan.entries_to_summarize]
-            return plan, entries, manager.context_view().model
+            config = RunConfig.from_settings(settings, context_window(manager, settings))
+            return plan, entries, manager.context_view().model, config
 
         with session.exclusive("branch summary"):  # checked and marked before any await
             planned = await self.host.run(session, plan_it, writes=False)
@@ -58,7 +60,7 @@ class BranchSummaryService:
                     client, session.id, ops.navigate, target_id, label, writes=True
                 )
                 return moved
-            plan, entries, branch_model = planned
+            plan, entries, branch_model, config = planned
             async with summarizer_for(config, branch_model) as summarizer:
                 summary = await summarise_off_loop(
                     summarizer,

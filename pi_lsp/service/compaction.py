@@ -48,6 +48,7 @@ from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.entries import Change
 from pi_lsp.service.errors import INTERNAL_ERROR, NothingToCompact, PiError, from_exception
 from pi_lsp.service.host import SessionHost
+from pi_lsp.service.model_choice import context_window
 from pi_lsp.service.notifications import after_response, spawn
 from pi_lsp.service.progress import Progress
 from pi_lsp.service.record_entries import RecordEntry, usage_path
@@ -114,11 +115,15 @@ class CompactionService:
 
     # ------------------------------------------------------------------ usage
 
+    @staticmethod
+    def config_of(session: OpenSession, settings: Settings) -> RunConfig:
+        """The settings of a compaction of ``session``, with its model's window (under its lock)."""
+        return RunConfig.from_settings(settings, context_window(session.manager, settings))
+
     def context_usage(self, manager: SessionManager, view: ContextView, settings: Settings) -> dict[str, Any]:
         """The ContextUsage of a built context for ``pi/buildContext`` (runs under the lock)."""
-        usage = self.usage_of_view(
-            manager, view, settings.context_window, settings.compaction, settings.tokenizer
-        )
+        window = context_window(manager, settings)
+        usage = self.usage_of_view(manager, view, window, settings.compaction, settings.tokenizer)
         return dict(usage)
 
     def usage_of_view(
@@ -166,9 +171,12 @@ class CompactionService:
     async def prepare(self, client: Client, session_id: str | None, keep_recent_tokens: int | None) -> Any:
         """``pi/prepareCompaction``: pi's ``prepareCompaction`` on the current branch; writes nothing."""
         session = self.host.registry.resolve(client, session_id)
-        config = RunConfig.from_settings(client.settings, keep_recent_tokens)
+        settings = client.settings
 
         def run() -> Any:
+            config = RunConfig.from_settings(
+                settings, context_window(session.manager, settings), keep_recent_tokens
+            )
             prepared = self._prepare_locked(session.manager, config)
             if prepared.preparation is None:
                 raise self._nothing(prepared)
@@ -187,7 +195,7 @@ class CompactionService:
     ) -> dict[str, Any]:
         """``pi/compact``: a manual compaction of the current branch."""
         session = self.host.registry.resolve(client, session_id)
-        config = RunConfig.from_settings(client.settings)
+        config = await self.host.run(session, lambda: self.config_of(session, client.settings), writes=False)
         return await self.run_compaction(session, config, "manual", custom_instructions, progress)
 
     async def run_compaction(
@@ -342,11 +350,12 @@ class CompactionService:
         after_response(lambda: self._spawn(self._auto(settings, session, record.id or "")))
 
     async def _auto(self, settings: Settings, session: OpenSession, entry_id: str) -> None:
-        config = RunConfig.from_settings(settings)
+        def check() -> tuple[RunConfig, Decision | None]:
+            config = self.config_of(session, settings)
+            return config, self.check(session.manager, config, entry_id)
+
         try:
-            decision = await self.host.run(
-                session, lambda: self.check(session.manager, config, entry_id), writes=False
-            )
+            config, decision = await self.host.run(session, check, writes=False)
         except Exception:
             log.exception("auto-compaction check failed")
             return

@@ -41,9 +41,12 @@ class RunConfig:
     branch_reserve_tokens: int = 16384
 
     @classmethod
-    def from_settings(cls, settings: Settings, keep_recent_tokens: int | None = None) -> RunConfig:
+    def from_settings(
+        cls, settings: Settings, context_window: int, keep_recent_tokens: int | None = None
+    ) -> RunConfig:
         """pi's settings: ``compaction.*``, ``retry.{enabled, maxRetries, baseDelayMs}``,
-        ``retry.provider.{maxRetries, maxRetryDelayMs, timeoutMs}``, ``branchSummary.reserveTokens``."""
+        ``retry.provider.{maxRetries, maxRetryDelayMs, timeoutMs}``, ``branchSummary.reserveTokens``;
+        ``context_window`` is the session's (:func:`~pi_lsp.service.model_choice.context_window`)."""
         section = settings.compaction
         raw = settings.as_dict()
         retry = _section(raw, "retry")
@@ -56,7 +59,7 @@ class RunConfig:
         timeout = _number(provider, "timeoutMs")
         branch = _number(_section(raw, "branchSummary"), "reserveTokens")
         return cls(
-            context_window=settings.context_window,
+            context_window=context_window,
             compaction=CompactionSettings(
                 enabled=section.enabled,
                 reserve_tokens=section.reserve_tokens,

@@ -17,7 +17,9 @@ from pi_lsp.service import entries as ops
 from pi_lsp.service.errors import InvalidParams, ModelError
 from pi_lsp.service.host import SessionHost
 from pi_lsp.service.registry import Client, OpenSession, Registry
-from pi_lsp.service.settings import Settings
+from pi_lsp.service.settings import DEFAULT_CONTEXT_WINDOW, Settings
+from pi_lsp.session import SessionManager
+from pi_lsp.session.view import ContextView
 
 
 @dataclass
@@ -29,17 +31,39 @@ class Model:
     initial_entries: list[tuple[str, Any]]
 
 
+def _next_model_id(view: ContextView, settings: Settings) -> str:
+    """The branch's last known Anthropic ``model_change``, else the ``model`` setting, else pi's default."""
+    model_id: str | None = None
+    if view.model is not None and view.model.get("provider") == "anthropic":
+        model_id = view.model.get("modelId")
+    if model_id is None or find_model(model_id) is None:
+        model_id = settings.model or DEFAULT_MODEL_ID
+    return model_id
+
+
+def window_of(info: ModelInfo, settings: Settings) -> int:
+    """A run's context window: the ``contextWindow`` setting when the user set one, else the model's."""
+    return settings.context_window_override or info.context_window
+
+
+def context_window(manager: SessionManager, settings: Settings) -> int:
+    """The context window of the session's next run (usage, thresholds, branch summaries), as pi's
+    ``model.contextWindow``; an unknown ``model`` setting falls back to
+    :data:`~pi_lsp.service.settings.DEFAULT_CONTEXT_WINDOW` (the run itself reports the error).
+    Reads the session's context: call under its lock."""
+    if (override := settings.context_window_override) is not None:
+        return override
+    info = find_model(_next_model_id(manager.context_view(), settings))
+    return info.context_window if info is not None else DEFAULT_CONTEXT_WINDOW
+
+
 def resolve_model(session: OpenSession, settings: Settings) -> Model:
     """The model of ``session``'s next run (read its context: call under the session's lock)."""
     manager = session.manager
     view = manager.context_view()
     branch_types = {record.type for record in view.path}
     has_messages = len(view) > 0
-    model_id: str | None = None
-    if view.model is not None and view.model.get("provider") == "anthropic":
-        model_id = view.model.get("modelId")
-    if model_id is None or find_model(model_id) is None:
-        model_id = settings.model or DEFAULT_MODEL_ID
+    model_id = _next_model_id(view, settings)
     info = find_model(model_id)
     if info is None:
         raise ModelError(

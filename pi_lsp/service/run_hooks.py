@@ -33,7 +33,7 @@ from pi_lsp.service.auto_compaction import OVERFLOW_EXHAUSTED
 from pi_lsp.service.chat_state import ChatState
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.host import SessionHost
-from pi_lsp.service.model_choice import Model
+from pi_lsp.service.model_choice import Model, window_of
 from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
 
@@ -88,9 +88,8 @@ class RunHooks:
         self._tool_defs = [
             {"name": t.name, "description": t.description, "parameters": t.parameters} for t in setup.tools
         ]
-        self._config = RunConfig(
-            **{**RunConfig.from_settings(setup.settings).__dict__, "context_window": info.context_window}
-        )
+        window = window_of(info, setup.settings)
+        self._config = RunConfig.from_settings(setup.settings, window)
         hooks = LoopHooks(
             stream=self._stream,
             emit=self._emit,
@@ -108,7 +107,7 @@ class RunHooks:
             chat.queues,
             retry=setup.settings.retry,
             compaction=CompactionHooks(self._check, self._compact, self._reload, self._exhausted),
-            is_retryable=lambda message: is_retryable_error(message, info.context_window),
+            is_retryable=lambda message: is_retryable_error(message, window),
         )
 
     def _emit(self, event: dict[str, Any]) -> None:

@@ -183,9 +183,11 @@ class Settings:
         return value or None
 
     @property
-    def context_window(self) -> int:
-        value = self._get("contextWindow", int, DEFAULT_CONTEXT_WINDOW)
-        return value if value > 0 else DEFAULT_CONTEXT_WINDOW
+    def context_window_override(self) -> int | None:
+        """``contextWindow`` when the user set it (a positive integer), else None: the window is then
+        the session's model's own, as in pi (see :func:`~pi_lsp.service.model_choice.context_window`)."""
+        value = self._get("contextWindow", int, None)
+        return value if value is not None and value > 0 else None
 
     @property
     def model(self) -> str | None:

@@ -40,10 +40,12 @@ class Answer:
 
 @dataclass
 class Screens:
-    """What Neovim drew up to each answer (ANSI codes removed), and how many answers were typed."""
+    """What Neovim drew up to each answer (ANSI codes removed), how many answers were typed, and
+    what it drew after the last one until the script's result was written (``final``)."""
 
     shown: list[str] = field(default_factory=list)
     answered: int = 0
+    final: str = ""
 
     def tail(self) -> str:
         return self.shown[-1][-3000:] if self.shown else ""
@@ -91,8 +93,10 @@ def _drive(nvim: str, script: Path, env: dict[str, str], cwd: Path, out: Path, a
                 break
             os.write(fd, answer.keys)
             screens.answered += 1
+        rest = bytearray()
         while not out.exists() and time.monotonic() < deadline:
-            _read_until(fd, b"\x00never", min(deadline, time.monotonic() + 0.5), bytearray())
+            _read_until(fd, b"\x00never", min(deadline, time.monotonic() + 0.5), rest)
+        screens.final = ANSI.sub(b"", bytes(rest)).decode(errors="replace")
         return screens
     finally:
         for _ in range(50):

@@ -15,6 +15,7 @@ from pi_lsp.llm import auth
 from pi_lsp.secrets import redact
 from pi_lsp.service.build import build_service
 from pi_lsp.service.compaction_config import RunConfig
+from pi_lsp.service.model_choice import context_window
 from pi_lsp.service.record_entries import RecordEntry, usage_path
 from pi_lsp.service.settings import Settings
 from pi_lsp.session import SessionManager
@@ -68,7 +69,8 @@ def test_record_entry_reads_lazily_and_like_a_dict() -> None:
 def test_run_config_reads_pi_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     settings = Settings(None)
-    config = RunConfig.from_settings(settings)
+    config = RunConfig.from_settings(settings, 200_000)
+    assert config.context_window == 200_000
     assert (config.max_retries, config.base_delay, config.max_delay, config.timeout) == (3, 2.0, 60.0, 600.0)
     assert config.compaction == CompactionSettings() and config.model is None
     settings.set_initialization_options({"pi": {
@@ -77,12 +79,12 @@ def test_run_config_reads_pi_settings(tmp_path: Path, monkeypatch: pytest.Monkey
                   "provider": {"maxRetries": 1, "timeoutMs": 1500, "maxRetryDelayMs": 2000}},
         "branchSummary": {"reserveTokens": 1000},
     }})  # fmt: skip
-    config = RunConfig.from_settings(settings, keep_recent_tokens=7)
+    config = RunConfig.from_settings(settings, 1_000_000, keep_recent_tokens=7)
     assert config.model == "claude-b" and config.compaction.keep_recent_tokens == 7
     assert (config.max_retries, config.base_delay, config.max_delay, config.timeout) == (1, 0.01, 2.0, 1.5)
     assert config.branch_reserve_tokens == 1000
     settings.set_client_configuration({"pi": {"retry": {"enabled": False}}})
-    assert RunConfig.from_settings(settings).max_retries == 0
+    assert RunConfig.from_settings(settings, 200_000).max_retries == 0
 
 
 def test_api_key_from_env_or_pi_auth_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +158,7 @@ def checker(
     settings.set_initialization_options(
         {"pi": {"contextWindow": 10000, "compaction": {"reserveTokens": 2000}, **pi}}
     )
-    return service.compaction, manager, RunConfig.from_settings(settings)
+    return service.compaction, manager, RunConfig.from_settings(settings, context_window(manager, settings))
 
 
 def test_threshold_decision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

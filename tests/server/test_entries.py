@@ -233,7 +233,7 @@ async def test_build_context_equals_pi(client: LanguageClient, tmp_path: Path) -
             "tokens": 0,
             "usageTokens": 0,
             "trailingTokens": 0,
-            "contextWindow": 200000,
+            "contextWindow": 1000000,  # the next run's model: pi's default (gpt-5 is not Anthropic's)
             "percent": 0.0,
             "shouldCompact": False,
         },

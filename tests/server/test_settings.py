@@ -34,17 +34,17 @@ def test_layers_and_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     (project / ".pi" / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 5}}))
     settings = Settings(str(project))
     assert (
-        settings.context_window == 200_000
+        settings.context_window_override is None
         and settings.summarizer == "auto"
         and settings.tokenizer == "tiktoken"
     )
     assert settings.compaction.reserve_tokens == 1000 and settings.compaction.keep_recent_tokens == 5
     assert settings.compaction.enabled is False
     settings.set_initialization_options({"pi": {"contextWindow": 1234, "compaction": {"enabled": True}}})
-    assert settings.context_window == 1234 and settings.compaction.enabled is True
+    assert settings.context_window_override == 1234 and settings.compaction.enabled is True
     assert settings.compaction.reserve_tokens == 1000  # nested keys merge
     assert settings.set_client_configuration({"pi": {"contextWindow": "big", "tokenizer": "estimate"}})
-    assert settings.context_window == 200_000 and settings.tokenizer == "estimate"  # wrong type → default
+    assert settings.context_window_override is None and settings.tokenizer == "estimate"  # wrong type: unset
     assert not settings.set_client_configuration({"other": {}})
     assert settings.tokenizer == "estimate"
 
@@ -93,7 +93,7 @@ async def test_a_settings_read_that_hangs_is_abandoned(
         running.cancel()
         release.set()
     assert ticks >= 5  # the loop kept running while the read hung
-    assert settings.context_window == 4321
+    assert settings.context_window_override == 4321
     assert "took over" in caplog.text
 
 
@@ -107,7 +107,7 @@ async def test_a_fifo_project_settings_file_is_skipped(
     os.mkfifo(tmp_path / "ws" / ".pi" / "settings.json")
     settings = Settings(load=False)
     await settings.set_cwd(str(tmp_path / "ws"))
-    assert settings.context_window == 777  # the global file still applies
+    assert settings.context_window_override == 777  # the global file still applies
 
 
 def test_a_workspace_sets_only_what_cannot_hurt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,7 +144,7 @@ def test_a_workspace_sets_only_what_cannot_hurt(tmp_path: Path, monkeypatch: pyt
     assert "unknownKey" not in settings.as_dict()
     assert settings.tools == ["read", "bash"]  # the user's defaults, narrowed; grep not added
     assert settings.approval == "ask"
-    assert settings.context_window == 50_000 and settings.tokenizer == "estimate"
+    assert settings.context_window_override == 50_000 and settings.tokenizer == "estimate"
     assert settings.compaction.keep_recent_tokens == 200 and settings.compaction.model == "claude-haiku-4-5"
     assert settings.thinking_level == "low" and settings.queue_modes == ("all", "one-at-a-time")
     ignored = {".".join(item.key) for item in settings.ignored_workspace_settings()}

@@ -16,10 +16,14 @@ local function fail(what, err)
   pi().notify("pi: " .. what .. ": " .. pi().format_error(err), vim.log.levels.ERROR)
 end
 
---- 12345 -> "12.3k", 200000 -> "200k" (nil -> "?").
+--- 12345 -> "12.3k", 200000 -> "200k", 1000000 -> "1M" (nil -> "?").
 function M.tokens(n)
   if type(n) ~= "number" then
     return "?"
+  end
+  if n >= 1000000 then
+    local text = string.format("%.1fM", n / 1000000)
+    return (text:gsub("%.0M$", "M"))
   end
   if n >= 1000 then
     local text = string.format("%.1fk", n / 1000)
