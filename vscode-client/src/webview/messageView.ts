@@ -196,7 +196,10 @@ export function messageArticle(context: MessageViewContext, message: ChatMessage
     article.classList.add("summary");
     article.append(summaryBlock(context, message));
   } else {
-    article.textContent = message.text;
+    const text = context.document.createElement("div");
+    text.className = "user-text";
+    text.textContent = message.text;
+    article.append(text);
     if (message.images) {
       const note = context.document.createElement("div");
       note.className = "attachments-note";
