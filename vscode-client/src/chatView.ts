@@ -15,6 +15,7 @@ import { runCodeAction } from "./codeActions";
 import { entryIdOf, promptBefore, type ChatMessage } from "./chatModel";
 import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "./chatProtocol";
 import { ChatSync } from "./chatSync";
+import { toolFile } from "./diffRestore";
 import { currentText, DiffDocuments } from "./diffView";
 import { HunkReviews } from "./hunkReview";
 import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "./messageActions";
@@ -400,8 +401,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       return;
     }
     const card = this.sync.transcript.toolCard(toolCallId);
-    const sides = card && recordedDiff(card.name, card.args);
-    const path = card ? pathArg(card.args) : "";
+    const path = card ? toolFile(pathArg(card.args), this.session.current?.cwd) : "";
+    const sides = card && recordedDiff(card.name, card.args, card.name === "edit" ? await currentText(path) : undefined);
     if (card && sides) await this.diffs.open(sides, path, { sessionId, toolCallId, kind: "recorded", path });
   }
 
