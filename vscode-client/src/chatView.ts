@@ -136,7 +136,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   /** The versions of the drawn user messages, from the folded tree (O(segments)); posted when found. */
   private async findVersions(): Promise<void> {
-    this.versions = new MessageVersions(await this.session.tree());
+    this.versions = await MessageVersions.load((method, params) => this.request(method, params), await this.session.tree());
     this.post();
   }
 

@@ -20,10 +20,12 @@ test("a resent message and the one it replaced are versions 1/2 and 2/2; flippin
     await say(server, "And then?");
     const firstNewest = await reply("Then nothing.");
     await server.request("pi/setLeaf", { id: started });
+    // The resent message's run writes a checkpoint first: the version starts past it.
+    await server.request("pi/appendEntry", { entry: { type: "custom", customType: "checkpoint", data: {} } });
     const second = await say(server, "Say hello again");
     const secondLeaf = await reply("Hello again.");
 
-    const versions = new MessageVersions(await server.request<FoldedTree>("pi/getTree", { fold: true }));
+    const versions = await MessageVersions.load(server.request, await server.request<FoldedTree>("pi/getTree", { fold: true }));
     assert.deepEqual(versions.places([start, first, second]), { [first]: { index: 1, count: 2 }, [second]: { index: 2, count: 2 } });
     assert.equal(versions.target(second, -1), firstNewest);
     assert.equal(versions.target(first, 1), secondLeaf);
@@ -45,4 +47,5 @@ test("an empty session, or one with no resent message, offers no versions", () =
   assert.deepEqual(new MessageVersions().places(["a"]), {});
   const tree: FoldedTree = { leafId: null, format: "folded", rootIds: [], leafSegmentId: null, segments: [] };
   assert.deepEqual(new MessageVersions(tree).places(["a"]), {});
+  assert.deepEqual(new MessageVersions(undefined).places(["a"]), {});
 });
