@@ -242,7 +242,7 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       const failed = wb.last("assistant message");
       const alert = failed.getByRole("alert");
       await seeText(alert, "Rate limited", 30_000);
-      await seeText(alert, "429");
+      await seeText(alert, "429 rate_limit_error: Too many requests"); // the error body's message, not its JSON
       await wb.runEnded();
       await seeCount(row, 0);
       // One reply for the three attempts, not three.
