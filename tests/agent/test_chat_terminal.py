@@ -206,7 +206,7 @@ async def test_ctrl_c_at_an_approval_question_denies_and_aborts() -> None:
         chat.write(b"first question\n")
         at = await chat.wait_for("[N]o: ")
         chat.write(CTRL_C)
-        at = await chat.wait_for("stopped the run", start=at)
+        at = await chat.wait_for("the user denied permission to run bash", start=at)
         at = await chat.wait_for("> ", start=at)
         assert alive(server)
         # The question's unanswered read must not swallow the next line.

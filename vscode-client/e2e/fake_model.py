@@ -5,7 +5,8 @@ Run from the repository root: ``python vscode-client/e2e/fake_model.py REQUEST_L
 ``listening on http://127.0.0.1:PORT`` once ready, serves until stdin closes (so it never outlives
 the test that started it), and writes every request it got (method, path, JSON body) to REQUEST_LOG
 as JSON lines. The reply is chosen from the request itself, not from the order of requests, so a
-retried or reloaded step gets the same answer.
+retried or reloaded step gets the same answer, except for the failure steps, whose point is the order:
+a rate limit that lasts one series of retries, a connection cut twice before the reply comes through.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tests.llm.fake_anthropic import (
     Text,
     ToolUse,
     assistant_stream,
+    error_reply,
     message_json,
 )
 
@@ -41,6 +43,13 @@ TWO_CHANGES = [
     {"oldText": "line 18\n", "newText": "line eighteen\n"},
 ]
 WRITTEN_REPLY = "{path} is written."
+# The failure steps (vscode.e2e.test.ts runs with pi.retry.maxRetries 2 and the SDK's own retries off).
+RATE_LIMITED = "Rate limit me"
+RATE_LIMITED_TRIES = 3  # the first attempt and its 2 retries are refused: one series ending in an error card
+RATE_LIMIT_REPLY = "Through at last, after the rate limit."
+CUT_OFF = "Cut me off"
+CUT_TRIES = 2  # cut mid-reply twice, then whole
+CUT_REPLY = "This reply came through whole on the third attempt."
 SUMMARY = "## Goal\nTry the pi extension end to end.\n\n## Progress\nGreeted, edited notes.txt, told a story."
 
 
@@ -86,10 +95,32 @@ def _rewind_answer(text: str, tool_result: bool, body: dict[str, Any]) -> Reply 
     return None
 
 
+_asked: dict[str, int] = {}
+
+
+def _failing_answer(text: str) -> Reply | None:
+    """The failure steps' replies, by how often that prompt was asked (None: not one of them)."""
+    for prompt in (RATE_LIMITED, CUT_OFF):
+        if prompt in text:
+            _asked[prompt] = asked = _asked.get(prompt, 0) + 1
+            break
+    else:
+        return None
+    if prompt == RATE_LIMITED:
+        if asked <= RATE_LIMITED_TRIES:
+            return error_reply(429, "rate_limit_error", "Too many requests: your per-minute rate limit")
+        return Reply(events=assistant_stream(Text(RATE_LIMIT_REPLY, chunks=4), message_id="msg_limited"))
+    frames = assistant_stream(Text(CUT_REPLY, chunks=8), message_id=f"msg_cut_{asked}")
+    return Reply(events=frames, cut_after=6 if asked <= CUT_TRIES else None, event_delay=0.1)
+
+
 def answer(request: Recorded) -> Reply:
     """The scripted reply for one Messages API request."""
     body = request.body if isinstance(request.body, dict) else {}
     text, tool_result = _last_user_text(body)
+    failing = None if tool_result else _failing_answer(text)
+    if failing is not None:
+        return failing
     if "<conversation>" in text:  # a compaction summary request
         if body.get("stream"):
             return Reply(events=assistant_stream(Text(SUMMARY), message_id="msg_summary"))

@@ -115,8 +115,9 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
       await wb.runEnded();
       assert.equal(fs.readFileSync(file("alpha.txt"), "utf8"), "alpha\n");
       const alpha = wb.articles("user message").filter({ hasText: "Write alpha.txt" }).last();
+      await alpha.hover();
       await alpha.getByRole("button", { name: "Edit and resend", exact: true }).click();
-      const box = wb.quickInput.getByRole("textbox");
+      const box = alpha.getByRole("textbox", { name: "Edit message" }); // edited in place, in the chat
       await seeValue(box, "Write alpha.txt", 15_000);
       await box.fill("Write beta.txt");
       await box.press("Enter");

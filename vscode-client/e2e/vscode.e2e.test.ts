@@ -54,7 +54,14 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
   try {
     // ask: every edit waits for the user's approval, so the diff can be seen before it happens. Set
     // in the User settings, as a user does (an application setting: code-server is a remote setup).
-    server = await CodeServer.start(run, model, VSIX, { "pi.compaction.keepRecentTokens": 50, "pi.approval": "ask" });
+    // Retries fast (and the SDK's own off), so a rate-limit series is one status row, then one error card.
+    server = await CodeServer.start(run, model, VSIX, {
+      "pi.compaction.keepRecentTokens": 50,
+      "pi.approval": "ask",
+      "pi.retry.maxRetries": 2,
+      "pi.retry.baseDelayMs": 1500,
+      "pi.retry.provider.maxRetries": 0,
+    });
     browser = await openBrowser();
     bench = new Workbench(await openWorkbench(browser, server, run));
     timings.push(`code-server up, workbench loaded: ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -135,6 +142,20 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       await wb.screenshot("edit-applied");
     });
 
+    await step("Open diff of the applied edit shows the whole file, not only the changed line", async (wb) => {
+      const card = wb.last("tool call");
+      await card.getByRole("button", { name: "Open diff", exact: true }).click();
+      const diffEditor = wb.page.locator(".monaco-diff-editor");
+      await seeVisible(diffEditor, 15_000);
+      const modified = diffEditor.locator(".modified-in-monaco-diff-editor");
+      await seeText(modified, "second line, edited", 15_000);
+      await seeText(modified, "first line");
+      await seeText(modified, "third line");
+      await seeText(diffEditor.locator(".original-in-monaco-diff-editor"), "first line");
+      await seeText(wb.page.locator(".tab.active"), "notes.txt (edit)");
+      await wb.screenshot("applied-edit-whole-file");
+    });
+
     await step("stop a run", async (wb) => {
       await wb.send("Take your time with this one");
       const reply = wb.last("assistant message");
@@ -173,14 +194,20 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       await wb.screenshot("compacted");
     });
 
-    await step("edit and resend an earlier message; the tree gains a branch", async (wb) => {
+    await step("edit and resend an earlier message in place; the tree gains a branch; ‹ 1/2 › flips between the versions", async (wb) => {
       const first = wb.articles("user message").filter({ hasText: "Say hello" }).first();
+      await first.hover();
       await first.getByRole("button", { name: "Edit and resend", exact: true }).click();
-      const box = wb.quickInput.getByRole("textbox");
-      await seeValue(box, "Say hello", 15_000);
-      await box.fill("Say hello again");
-      await wb.screenshot("edit-and-resend");
-      await box.press("Enter");
+      // The message itself becomes the editor (multi-line), with Send and Cancel: no input box at the top.
+      const editor = first.getByRole("textbox", { name: "Edit message" });
+      await seeValue(editor, "Say hello", 15_000);
+      await seeCount(wb.quickInput.getByRole("textbox"), 0);
+      await editor.fill("Say hello again");
+      await editor.press("Shift+Enter");
+      await editor.pressSequentially("please");
+      await seeValue(editor, "Say hello again\nplease");
+      await wb.screenshot("edit-in-place");
+      await first.getByRole("button", { name: "Send", exact: true }).click();
       // notes.txt was edited since that message: asked whether to rewind the code too (no: later steps edit it further).
       await seeText(wb.dialog, "Rewind the code too?", 15_000);
       await wb.dialog.getByRole("button", { name: "Keep the code", exact: true }).click();
@@ -190,6 +217,55 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       await seeText(wb.treeRows.filter({ hasText: /user: Say hello\s*\d+ entries/ }), /\d+ entries/, 15_000);
       await seeText(wb.treeRows.filter({ hasText: /user: Say hello again/ }), "user: Say hello again", 15_000);
       await wb.screenshot("tree-with-branch");
+      // The resent message is version 2 of 2; ‹ shows the first version's conversation, › comes back.
+      const resent = wb.articles("user message").filter({ hasText: "Say hello again" });
+      const versions = resent.getByRole("group", { name: "versions" });
+      await seeText(versions, "2/2", 15_000);
+      await wb.screenshot("resent-2-of-2");
+      await versions.getByRole("button", { name: "Previous version", exact: true }).click();
+      await seeText(wb.last("assistant message"), "I will", 30_000); // that branch's newest reply (the stopped one)
+      await seeCount(wb.articles("user message").filter({ hasText: "Say hello again" }), 0);
+      const original = wb.articles("user message").filter({ hasText: "Say hello", hasNotText: "again" });
+      await seeText(original.getByRole("group", { name: "versions" }), "1/2", 15_000);
+      await wb.screenshot("flipped-to-1-of-2");
+      await original.getByRole("group", { name: "versions" }).getByRole("button", { name: "Next version", exact: true }).click();
+      await seeText(wb.last("assistant message"), "A second answer, on a new branch.", 30_000);
+      await seeText(wb.articles("user message").first(), "Say hello again");
+      await seeText(wb.articles("user message").first().getByRole("group", { name: "versions" }), "2/2", 15_000);
+    });
+
+    await step("a rate limit lasting a whole series of retries: one status row, then an error card whose Retry works", async (wb) => {
+      await wb.send("Rate limit me");
+      const row = wb.chat.getByRole("status", { name: "retry status" });
+      await seeText(row, /Rate limited — retrying (in \d+ s )?\([12]\/2\)/, 30_000);
+      await wb.screenshot("rate-limited-retrying");
+      const failed = wb.last("assistant message");
+      const alert = failed.getByRole("alert");
+      await seeText(alert, "Rate limited", 30_000);
+      await seeText(alert, "429 rate_limit_error: Too many requests"); // the error body's message, not its JSON
+      await wb.runEnded();
+      await seeCount(row, 0);
+      // One reply for the three attempts, not three.
+      await seeCount(wb.articles("assistant message").filter({ has: wb.chat.getByRole("alert") }), 1);
+      await wb.screenshot("rate-limited-error-card");
+      await alert.getByRole("button", { name: "Retry", exact: true }).click();
+      await seeText(wb.last("assistant message"), "Through at last, after the rate limit.", 30_000);
+      await wb.runEnded();
+      await seeCount(wb.articles("user message").filter({ hasText: "Rate limit me" }), 2);
+      await wb.screenshot("rate-limit-retried");
+    });
+
+    await step("a stream cut twice mid-reply is drawn as one reply", async (wb) => {
+      const before = await wb.articles("assistant message").count();
+      await wb.send("Cut me off");
+      const reply = wb.last("assistant message");
+      await seeText(reply, "This reply came through whole on the third attempt.", 60_000);
+      await wb.runEnded();
+      await seeText(reply, "Answered after 3 attempts");
+      assert.equal(await wb.articles("assistant message").count(), before + 1);
+      const cut = run.sessionEntries().filter((e) => (e.message as { errorMessage?: string } | undefined)?.errorMessage === "terminated");
+      assert.equal(cut.length, 2, "the session file holds the two cut attempts");
+      await wb.screenshot("cut-stream-one-reply");
     });
 
     await step("close and reopen the chat mid-run; the run goes on in it", async (wb) => {

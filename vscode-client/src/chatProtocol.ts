@@ -2,6 +2,7 @@
 import type { ApprovalCard } from "./approvalModel";
 import type { ChatMessage, CompactionStatus, RetryStatus } from "./chatModel";
 import type { MessageAction } from "./messageActions";
+import type { VersionPlace } from "./messageVersions";
 import type { RestoreNotice } from "./rewindModel";
 
 export interface QueueView {
@@ -30,6 +31,8 @@ export interface ChatViewState {
   rewindable?: string[];
   /** What the last restore did, with Undo restore. */
   restore?: RestoreNotice;
+  /** User messages (by entry id) that were edited and resent: where each stands among its versions (‹ 1/2 ›). */
+  versions?: Record<string, VersionPlace>;
 }
 
 export interface ModelChoice {
@@ -72,7 +75,10 @@ export type WebviewToHost =
   | { type: "openDiff"; toolCallId: string }
   | { type: "complete"; kind: "mention" | "command"; query: string }
   | { type: "setModel"; modelId?: string; thinkingLevel?: string }
+  /** A message action; for editAndResend `text` is the edited text (typed in place in the chat). */
   | { type: "action"; action: MessageAction; entryId: string; text: string }
+  /** ‹ or › on a resent message: show its previous (-1) or next (1) version. */
+  | { type: "version"; entryId: string; step: -1 | 1 }
   | { type: "undoRestore"; undoId: string }
   /** A hunk of an approval under review accepted or rejected from the card's checkbox. */
   | { type: "hunk"; toolCallId: string; index: number; accepted: boolean }

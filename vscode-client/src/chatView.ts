@@ -12,12 +12,14 @@ import { ChatAttention } from "./chatAttention";
 import { builtinCommand } from "./builtinCommands";
 import { ChatCompletions } from "./chatCompletions";
 import { runCodeAction } from "./codeActions";
-import { promptBefore, type ChatMessage } from "./chatModel";
+import { entryIdOf, promptBefore, type ChatMessage } from "./chatModel";
 import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "./chatProtocol";
 import { ChatSync } from "./chatSync";
+import { toolFile } from "./diffRestore";
 import { currentText, DiffDocuments } from "./diffView";
 import { HunkReviews } from "./hunkReview";
 import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "./messageActions";
+import { MessageVersions } from "./messageVersions";
 import { Rewinder } from "./rewind";
 import type { RestoreNotice } from "./rewindModel";
 import { orderModels } from "./modelOrder";
@@ -68,6 +70,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     () => this.view,
     () => this.approvals.cards().length,
   );
+  /** The open session's edited and resent messages (‹ 1/2 ›), from its folded tree at the last redraw. */
+  private versions = new MessageVersions();
   /** The open session's first message and start, read once per session for the view's description. */
   private start: { sessionId: string; firstMessage?: string; started?: Date } | undefined;
 
@@ -128,7 +132,21 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     else await this.sync.load();
     this.completions.reset();
     this.post();
-    await Promise.all([this.sendModels(), this.describeSession()]);
+    await Promise.all([this.sendModels(), this.describeSession(), this.findVersions()]);
+  }
+
+  /** The versions of the drawn user messages, from the folded tree (O(segments)); posted when found. */
+  private async findVersions(): Promise<void> {
+    this.versions = await MessageVersions.load((method, params) => this.request(method, params), await this.session.tree());
+    this.post();
+  }
+
+  /** ‹ / › on a resent message: the leaf moves to the newest entry under that version. */
+  private async flipVersion(entryId: string, step: -1 | 1): Promise<void> {
+    const target = this.versions.target(entryId, step);
+    if (target === undefined) return this.status("That version is gone; the chat is drawn again.");
+    await this.request(Methods.setLeaf, { id: target });
+    await this.redraw();
   }
 
   /** The view's title bar says which session is open: its name, else its first message, and its time. */
@@ -234,6 +252,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         ...(this.sync.compaction ? { compaction: this.sync.compaction } : {}),
         ...(this.sync.retry ? { retry: this.sync.retry } : {}),
         rewindable: this.sync.checkpoints.ids(),
+        versions: this.versions.places(this.sync.transcript.messages.flatMap((m) => (m.kind === "user" ? (entryIdOf(m) ?? []) : []))),
         ...(this.restoreNotice ? { restore: this.restoreNotice } : {}),
       },
     });
@@ -327,6 +346,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
           return await this.sendModels();
         case "action":
           return await this.act(message.action, message.entryId, message.text);
+        case "version":
+          return await this.flipVersion(message.entryId, message.step);
         case "codeAction":
           return await runCodeAction(message.action, message.code, message.language);
       }
@@ -381,8 +402,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       return;
     }
     const card = this.sync.transcript.toolCard(toolCallId);
-    const sides = card && recordedDiff(card.name, card.args);
-    const path = card ? pathArg(card.args) : "";
+    const path = card ? toolFile(pathArg(card.args), this.session.current?.cwd) : "";
+    const sides = card && recordedDiff(card.name, card.args, card.name === "edit" ? await currentText(path) : undefined);
     if (card && sides) await this.diffs.open(sides, path, { sessionId, toolCallId, kind: "recorded", path });
   }
 
@@ -393,8 +414,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     if (action === "rewindCode") {
       await this.rewinder.rewind(entryId);
     } else if (action === "editAndResend") {
-      const edited = await vscode.window.showInputBox({ prompt: "Edit the message and send it again", value: text });
-      if (edited === undefined || edited.trim() === "") return;
+      // The text was edited in place in the chat.
+      const edited = text.trim();
+      if (edited === "") return;
       const code = await this.rewinder.rewindToo(entryId, "Edit and resend");
       if (code === undefined) return;
       await editAndResend(request, entryId, edited, code.restoreFiles ? { restoreFiles: true } : {}, restored);

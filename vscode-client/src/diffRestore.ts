@@ -6,6 +6,8 @@
  * else (answered meanwhile, or a recorded edit) from the tool call's arguments in the branch. When neither can be found the tab
  * says so in words instead of showing an empty editor. Pure: the requester is passed in.
  */
+import * as os from "node:os";
+import * as nodePath from "node:path";
 import type { Requester } from "./messageActions";
 import { proposedDiff, recordedDiff, type DiffSides } from "./toolCards";
 import { Methods } from "./protocol";
@@ -99,7 +101,7 @@ export async function rederiveDiff(
     }
   }
   const call = await findToolCall(request, origin.toolCallId);
-  return call && recordedDiff(call.name, call.args);
+  return call && recordedDiff(call.name, call.args, await currentText(origin.path));
 }
 
 /** What a restored tab says when its texts cannot be derived again. */
@@ -120,4 +122,11 @@ export function unavailableReason(origin: DiffOrigin | undefined, openSessionId:
   return origin.kind === "proposed"
     ? "the approval is no longer waiting and its tool call is not on the session's current branch."
     : "its tool call is no longer on the session's current branch.";
+}
+
+/** A tool's `path` argument as the file it names: pi drops a leading `@`, expands `~` and reads relative paths from the session's folder. */
+export function toolFile(path: string, cwd: string | undefined): string {
+  const bare = path.startsWith("@") ? path.slice(1) : path;
+  const home = bare === "~" || bare.startsWith("~/") ? os.homedir() + bare.slice(1) : bare;
+  return nodePath.isAbsolute(home) || cwd === undefined ? home : nodePath.join(cwd, home);
 }

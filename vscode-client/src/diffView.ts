@@ -89,6 +89,7 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider {
       preserveFocus: true,
       preview: true,
       viewColumn: diffColumn(),
+      ...(sides.line === undefined ? {} : { selection: new vscode.Range(sides.line, 0, sides.line, 0) }),
     });
   }
 }

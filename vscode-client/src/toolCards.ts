@@ -45,6 +45,8 @@ export interface DiffSides {
   title: string;
   before: string;
   after: string;
+  /** The line (0-based) the diff editor opens at: the first change. */
+  line?: number;
 }
 
 /**
@@ -63,16 +65,41 @@ export function proposedDiff(name: string, args: Json, current: string | undefin
   return { title: `${path} (proposed edit)`, before: current ?? "", after };
 }
 
-/** For a finished edit/write card: what the call replaced and with what (the call's own texts). */
-export function recordedDiff(name: string, args: Json): DiffSides | undefined {
+/**
+ * For a finished edit/write card. An edit is shown as the whole file at its first change: `after`
+ * is the file now (`current`), `before` it with each newText put back to its oldText, `line` the
+ * first changed line (0-based). When that cannot be done (no file, a deletion's empty newText, the
+ * text changed since) it is the call's own texts: what it replaced and with what.
+ */
+export function recordedDiff(name: string, args: Json, current?: string): DiffSides | undefined {
   const path = text(args.path);
   if (name === "write") return { title: `${path} (written)`, before: "", after: text(args.content) };
   if (name !== "edit") return undefined;
   const replacements = editReplacements(args);
+  const whole = current === undefined ? undefined : wholeFileSides(current, replacements);
+  if (whole) return { title: `${path} (edit)`, ...whole };
   const join = (parts: string[]): string => parts.join("\n…\n");
   return {
-    title: `${path} (edit)`,
+    title: `${path} (edit, the changed parts only)`,
     before: join(replacements.map((r) => r.oldText)),
     after: join(replacements.map((r) => r.newText)),
   };
+}
+
+/** The file now and before the replacements, with the first changed line; undefined when a newText is not found. */
+function wholeFileSides(current: string, replacements: { oldText: string; newText: string }[]): { before: string; after: string; line: number } | undefined {
+  if (replacements.length === 0) return undefined;
+  let first = current.length;
+  for (const { newText } of replacements) {
+    const at = newText === "" ? -1 : current.indexOf(newText);
+    if (at < 0) return undefined;
+    first = Math.min(first, at);
+  }
+  let before = current;
+  for (const { oldText, newText } of replacements) {
+    const at = before.indexOf(newText);
+    if (at < 0) return undefined;
+    before = before.slice(0, at) + oldText + before.slice(at + newText.length);
+  }
+  return { before, after: current, line: current.slice(0, first).split("\n").length - 1 };
 }

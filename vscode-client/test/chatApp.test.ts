@@ -330,3 +330,72 @@ test("Retry on a failed reply asks the host to send its prompt again", () => {
   button("Retry", alert).click();
   assert.deepEqual(posted.at(-1), { type: "retry", key: "a1" });
 });
+
+test("Edit and resend opens an editor in the message itself: Send posts the edited text, a redraw keeps what is typed", () => {
+  const { doc, dom, app, posted, button } = open();
+  const said = { key: "u1", kind: "user" as const, text: "Say hello\nin two lines" };
+  app.receive({ type: "state", state: { ...base, messages: [said] } });
+  const article = doc.querySelector("article[aria-label='user message']") as HTMLElement;
+  (article.querySelector("button[aria-label='Edit and resend']") as HTMLButtonElement).click();
+  assert.equal(posted.length, 1); // nothing asked of the host yet: no input box, the editing is here
+  const editor = article.querySelector("textarea[aria-label='Edit message']") as HTMLTextAreaElement;
+  assert.equal(editor.value, "Say hello\nin two lines");
+  assert.ok(article.classList.contains("editing"));
+  assert.equal(doc.activeElement, editor);
+  editor.value = "Say hello again\nin three\nlines";
+  // Shift+Enter is a new line, and the list's arrow keys stay the editor's.
+  editor.dispatchEvent(new dom.window.KeyboardEvent("keydown", { key: "Enter", shiftKey: true, bubbles: true, cancelable: true }));
+  app.receive({ type: "state", state: { ...base, messages: [{ ...said }], running: true } });
+  assert.equal(doc.querySelector("textarea[aria-label='Edit message']"), editor);
+  assert.equal(posted.length, 1);
+  button("Send", article).click();
+  assert.deepEqual(posted.at(-1), { type: "action", action: "editAndResend", entryId: "u1", text: "Say hello again\nin three\nlines" });
+  assert.equal(article.querySelector(".edit-box"), null);
+  assert.ok(!article.classList.contains("editing"));
+});
+
+test("Escape or Cancel closes the message's editor and sends nothing; Enter sends", () => {
+  const { doc, dom, app, posted, button } = open();
+  app.receive({ type: "state", state: { ...base, messages: [{ key: "u1", kind: "user", text: "Say hello" }] } });
+  const article = doc.querySelector("article[aria-label='user message']") as HTMLElement;
+  const edit = article.querySelector("button[aria-label='Edit and resend']") as HTMLButtonElement;
+  const editor = (): HTMLTextAreaElement => article.querySelector("textarea[aria-label='Edit message']") as HTMLTextAreaElement;
+  const key = (name: string): void => void editor().dispatchEvent(new dom.window.KeyboardEvent("keydown", { key: name, bubbles: true, cancelable: true }));
+  edit.click();
+  key("Escape");
+  assert.equal(editor(), null);
+  edit.click();
+  button("Cancel", article).click();
+  assert.equal(editor(), null);
+  assert.equal(posted.length, 1);
+  edit.click();
+  editor().value = "   ";
+  key("Enter"); // an empty text is not sent
+  assert.equal(posted.length, 1);
+  editor().value = "Say hi";
+  key("Enter");
+  assert.deepEqual(posted.at(-1), { type: "action", action: "editAndResend", entryId: "u1", text: "Say hi" });
+});
+
+test("a resent message offers ‹ 1/2 ›: each arrow asks the host for that version, none past the ends", () => {
+  const { doc, app, posted } = open();
+  const messages = [
+    { key: "u0", kind: "user" as const, text: "Start" },
+    { key: "u2", kind: "user" as const, text: "Say hello again" },
+  ];
+  app.receive({ type: "state", state: { ...base, messages, versions: { u2: { index: 2, count: 2 } } } });
+  const [start, resent] = Array.from(doc.querySelectorAll<HTMLElement>("article[aria-label='user message']"));
+  assert.equal(start.querySelector("[aria-label='versions']"), null);
+  const versions = resent.querySelector("[role=group][aria-label='versions']") as HTMLElement;
+  assert.equal(versions.textContent, "2/2");
+  const previous = versions.querySelector("button[aria-label='Previous version']") as HTMLButtonElement;
+  const next = versions.querySelector("button[aria-label='Next version']") as HTMLButtonElement;
+  assert.equal(next.disabled, true);
+  previous.click();
+  assert.deepEqual(posted.at(-1), { type: "version", entryId: "u2", step: -1 });
+  // Shown the first version: the same article now says 1/2, and a message with one version says nothing.
+  app.receive({ type: "state", state: { ...base, messages, versions: { u2: { index: 1, count: 2 } } } });
+  assert.equal(resent.querySelector("[aria-label='versions']")?.textContent, "1/2");
+  app.receive({ type: "state", state: { ...base, messages } });
+  assert.equal(resent.querySelector("[aria-label='versions']"), null);
+});

@@ -1,8 +1,9 @@
 /** Diff tabs restored after a reload: their address names their origin, and the texts are derived again. */
 import assert from "node:assert/strict";
+import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { diffQuery, findToolCall, parseDiffQuery, rederiveDiff, unavailableReason, unavailableText, type DiffOrigin } from "../src/diffRestore";
+import { diffQuery, findToolCall, parseDiffQuery, rederiveDiff, toolFile, unavailableReason, unavailableText, type DiffOrigin } from "../src/diffRestore";
 import { assistantEntry, needsServer, say, startServer } from "./realServer";
 
 const proposed: DiffOrigin = { sessionId: "s1", toolCallId: "toolu_1", kind: "proposed", path: "/w/a b&c.py" };
@@ -35,7 +36,7 @@ test("a proposed edit is derived again from the approval still waiting, else fro
   assert.equal(await rederiveDiff(request, proposed, read), undefined);
   const call = { type: "toolCall", id: "toolu_1", name: "edit", arguments: { path: "a.py", edits: [{ oldText: "one", newText: "ONE" }] } };
   branch = [{ type: "message", id: "e1", message: { role: "assistant", content: [call] } }];
-  assert.deepEqual(await rederiveDiff(request, proposed, read), { title: "a.py (edit)", before: "one", after: "ONE" });
+  assert.deepEqual(await rederiveDiff(request, proposed, read), { title: "a.py (edit, the changed parts only)", before: "one", after: "ONE" });
 });
 
 test("a tab that cannot be derived again says why, in words", () => {
@@ -57,8 +58,20 @@ test("a recorded edit is found in the branch, pages back from the leaf", { skip:
     assert.deepEqual(await findToolCall(server.request, "toolu_edit", 10), { name: "edit", args: call.arguments });
     assert.equal(await findToolCall(server.request, "toolu_missing", 10), undefined);
     const sides = await rederiveDiff(server.request, { sessionId: "s", toolCallId: "toolu_edit", kind: "recorded", path: "a.py" }, () => Promise.resolve(undefined));
-    assert.deepEqual(sides, { title: "a.py (edit)", before: "a", after: "b" });
+    assert.deepEqual(sides, { title: "a.py (edit, the changed parts only)", before: "a", after: "b" });
+    // With the file there, a restored tab shows the whole file at the change, as the first open did.
+    const whole = await rederiveDiff(server.request, { sessionId: "s", toolCallId: "toolu_edit", kind: "recorded", path: "a.py" }, (file) =>
+      Promise.resolve(file === "a.py" ? "x = 1\nb\n" : undefined),
+    );
+    assert.deepEqual(whole, { title: "a.py (edit)", before: "x = 1\na\n", after: "x = 1\nb\n", line: 1 });
   } finally {
     server.close();
   }
+});
+
+test("a tool's path names a file as pi reads it: from the session's folder, without a leading @, ~ at home", () => {
+  assert.equal(toolFile("notes.txt", "/work/project"), path.join("/work/project", "notes.txt"));
+  assert.equal(toolFile("@src/a.py", "/work/project"), path.join("/work/project", "src/a.py"));
+  assert.equal(toolFile("/etc/hosts", "/work/project"), "/etc/hosts");
+  assert.equal(toolFile("~/x.txt", "/work/project"), path.join(os.homedir(), "x.txt"));
 });

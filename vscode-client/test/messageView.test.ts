@@ -141,3 +141,16 @@ test("a failed reply is an alert card with what failed, the server's message and
   assert.equal(retried.querySelector(".attempts-note")?.textContent, "Answered after 3 attempts");
   assert.equal(retried.querySelector("[role=alert]"), null);
 });
+
+test("a failure's raw error body (as the SDK words a 429) is shown as its type and message", () => {
+  const { context } = setup();
+  const raw = '429 {"type":"error","error":{"type":"rate_limit_error","message":"Too many requests: your per-minute rate limit"}}';
+  const failed = messageArticle(context, { key: "a7", kind: "assistant", text: "", stopReason: "error", errorMessage: raw });
+  assert.equal(failed.querySelector(".error-title")?.textContent, "Rate limited");
+  assert.equal(failed.querySelector(".error-detail")?.textContent, "429 rate_limit_error: Too many requests: your per-minute rate limit");
+  // Not such a body: kept as it is.
+  for (const kept of ["500 {not json}", '400 {"error":{}}', "terminated"]) {
+    const other = messageArticle(context, { key: "a8", kind: "assistant", text: "", stopReason: "error", errorMessage: kept });
+    assert.equal(other.querySelector(".error-detail")?.textContent, kept);
+  }
+});

@@ -24,7 +24,31 @@ test("a proposed edit applies each replacement to the file as it is now; a write
   assert.deepEqual(editReplacements({ oldText: "a", newText: "b" }), [{ oldText: "a", newText: "b" }]);
 });
 
-test("a finished edit's diff is the texts it replaced", () => {
-  const sides = recordedDiff("edit", { path: "a", edits: [{ oldText: "x", newText: "y" }, { oldText: "p", newText: "q" }] });
-  assert.deepEqual(sides, { title: "a (edit)", before: "x\n…\np", after: "y\n…\nq" });
+test("a finished edit's diff is the whole file at its first change", () => {
+  const now = "one\ntwo, edited\nthree\nfour\nFIVE\nsix\n";
+  const edits = [
+    { oldText: "five", newText: "FIVE" },
+    { oldText: "two", newText: "two, edited" },
+  ];
+  assert.deepEqual(recordedDiff("edit", { path: "a.txt", edits }, now), {
+    title: "a.txt (edit)",
+    before: "one\ntwo\nthree\nfour\nfive\nsix\n",
+    after: now,
+    line: 1, // the first change in the file, whichever edit came first in the call
+  });
+});
+
+test("a finished edit the file no longer shows (or a deletion, or no file) is the texts it replaced", () => {
+  const edits = [
+    { oldText: "x", newText: "y" },
+    { oldText: "p", newText: "q" },
+  ];
+  const parts = { title: "a (edit, the changed parts only)", before: "x\n…\np", after: "y\n…\nq" };
+  assert.deepEqual(recordedDiff("edit", { path: "a", edits }), parts);
+  assert.deepEqual(recordedDiff("edit", { path: "a", edits }, "y only\n"), parts); // q was changed since
+  assert.deepEqual(recordedDiff("edit", { path: "a", edits: [{ oldText: "gone\n", newText: "" }] }, "rest\n"), {
+    title: "a (edit, the changed parts only)",
+    before: "gone\n",
+    after: "",
+  });
 });

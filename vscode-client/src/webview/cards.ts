@@ -128,6 +128,23 @@ export function failureTitle(errorMessage: string | undefined): string {
   return "Model error";
 }
 
+/**
+ * A failure's message as a reader wants it: the Anthropic SDK's "429 {JSON error body}" becomes
+ * "429 rate_limit_error: the body's message"; anything else is kept as it is.
+ */
+export function readableError(errorMessage: string): string {
+  const match = /^(\d{3}) (\{[\s\S]*\})\s*$/.exec(errorMessage);
+  if (!match) return errorMessage;
+  try {
+    const body = JSON.parse(match[2]) as { error?: { type?: unknown; message?: unknown } };
+    const { type, message } = body.error ?? {};
+    if (typeof message !== "string" || message === "") return errorMessage;
+    return `${match[1]} ${typeof type === "string" ? `${type}: ` : ""}${message}`;
+  } catch {
+    return errorMessage;
+  }
+}
+
 /** The retry row's line: what failed, when the next attempt comes and which one it is. */
 export function retryLine(retry: RetryStatus): string {
   const count = retry.maxAttempts === undefined ? "" : ` (${retry.attempt}/${retry.maxAttempts})`;
@@ -150,7 +167,7 @@ export function retryRow(context: CardContext, retry: RetryStatus): HTMLElement 
   if (retry.errorMessage !== "") {
     const detail = doc.createElement("div");
     detail.className = "retry-detail";
-    detail.textContent = retry.errorMessage;
+    detail.textContent = readableError(retry.errorMessage);
     row.append(detail);
   }
   row.append(button(doc, "Stop", () => context.onStop()));

@@ -15,6 +15,7 @@ import {
 import { approvalBlock, button, compactionRow, noticeBlock, queueBlock, retryRow, type CardContext } from "./cards";
 import { codeActionAt } from "./codeBlocks";
 import { applyCompletion, completionAt, type CompletionContext } from "./completion";
+import { openEditor, syncVersions } from "./editInPlace";
 import { createMarkdown } from "./markdown";
 import { emptyState } from "./emptyState";
 import { messageArticle, updateReplyText, type MessageViewContext } from "./messageView";
@@ -124,7 +125,12 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     streamMarkdown: markdown.stream,
     openThinking: new Set<string>(),
     toggledTools: new Set<string>(),
-    onAction: (action, entryId, text) => post({ type: "action", action, entryId, text }),
+    onAction: (action, entryId, text) => {
+      // Edit and resend happens where the message is: its editor's Send posts the edited text.
+      const target = action === "editAndResend" ? articleOf(entryId) : undefined;
+      if (target) openEditor(doc, target, text, (edited) => post({ type: "action", action, entryId, text: edited }));
+      else post({ type: "action", action, entryId, text });
+    },
     onOpenDiff: (toolCallId) => post({ type: "openDiff", toolCallId }),
     onRetry: (key) => post({ type: "retry", key }),
     awaitingApproval,
@@ -179,6 +185,9 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
       const entryId = drawnArticle.dataset.entryId;
       const offers = entryId !== undefined && rewindable.has(entryId) && (message.kind === "user" || message.kind === "assistant");
       syncRewindButton(doc, drawnArticle, offers, () => entryId && post({ type: "action", action: "rewindCode", entryId, text: "" }));
+      if (entryId !== undefined && message.kind === "user") {
+        syncVersions(doc, drawnArticle, state.versions?.[entryId], (step) => post({ type: "version", entryId, step }));
+      }
       nodes.push(drawnArticle);
     }
     for (const key of [...drawn.keys()]) if (!keys.has(key)) drawn.delete(key);
@@ -419,9 +428,14 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   send.addEventListener("click", () => submit("steer"));
   stop.addEventListener("click", () => post({ type: "stop" }));
 
+  /** The drawn article of an entry, if it is drawn. */
+  function articleOf(entryId: string): HTMLElement | undefined {
+    return Array.from(log.querySelectorAll<HTMLElement>("article")).find((a) => a.dataset.entryId === entryId);
+  }
+
   /** Scroll a message into view and focus it (Session Tree: Open in Chat). */
   function reveal(entryId: string): void {
-    const target = Array.from(log.querySelectorAll<HTMLElement>("article")).find((a) => a.dataset.entryId === entryId);
+    const target = articleOf(entryId);
     if (!target) return;
     target.tabIndex = -1;
     target.scrollIntoView?.({ block: "center" });

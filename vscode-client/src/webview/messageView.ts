@@ -5,7 +5,7 @@
 import { entryIdOf, type ChatKind, type ChatMessage, type ToolCard } from "../chatModel";
 import { ACTION_LABELS, actionsFor, type MessageAction } from "../messageActions";
 import { isCollapsedTool, isDiffTool } from "../toolCards";
-import { failureTitle } from "./cards";
+import { failureTitle, readableError } from "./cards";
 import type { MarkdownRenderer, MarkdownStream } from "./markdown";
 
 const LABELS: Record<ChatKind, string> = {
@@ -145,7 +145,7 @@ function endBlock(context: MessageViewContext, message: ChatMessage): HTMLElemen
     title.textContent = `${failureTitle(message.errorMessage)}${afterAttempts(message)}`;
     const detail = doc.createElement("div");
     detail.className = "error-detail";
-    detail.textContent = message.errorMessage ?? "The model failed without a message.";
+    detail.textContent = message.errorMessage === undefined ? "The model failed without a message." : readableError(message.errorMessage);
     const retry = doc.createElement("button");
     retry.type = "button";
     retry.textContent = "Retry"; // primary: what the card is for
@@ -196,7 +196,10 @@ export function messageArticle(context: MessageViewContext, message: ChatMessage
     article.classList.add("summary");
     article.append(summaryBlock(context, message));
   } else {
-    article.textContent = message.text;
+    const text = context.document.createElement("div");
+    text.className = "user-text";
+    text.textContent = message.text;
+    article.append(text);
     if (message.images) {
       const note = context.document.createElement("div");
       note.className = "attachments-note";
