@@ -7,7 +7,7 @@ import tseslint from "typescript-eslint";
 // The chat webview runs in a browser, and so do the pure modules it imports (shared with the host).
 // They may import each other and browser libraries, never the editor's API or Node: the webview's
 // tsconfig (src/webview/tsconfig.json: DOM, no Node types) checks the same line from the other side.
-const SHARED_MODULES = ["approvalModel", "chatModel", "chatProtocol", "messageActions", "protocol", "rewindModel", "toolCards"];
+const SHARED_MODULES = ["approvalModel", "chatModel", "chatProtocol", "messageActions", "messageVersions", "protocol", "rewindModel", "toolCards"];
 const HOST_ONLY = {
   paths: ["vscode", ...builtinModules].map((name) => ({ name, message: "The webview and the modules it shares with the host run in a browser: no vscode, no Node." })),
   patterns: [
