@@ -19,6 +19,7 @@ export class Uri {
 }
 
 export const window = {
+  state: { focused: true },
   showInputBox: () => Promise.resolve(undefined),
   showInformationMessage: () => Promise.resolve(undefined),
   showErrorMessage: () => Promise.resolve(undefined),
