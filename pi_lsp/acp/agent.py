@@ -187,7 +187,7 @@ class AcpAgent:
         params = p.params_object(raw)
         cwd = p.absolute_path(params, "cwd")
         assert cwd is not None
-        p.opt_array(params, "mcpServers")  # accepted, not used: pi has no MCP
+        self._ignore_mcp(params)
         held = await self._client_for(cwd)
         try:
             state = await self.service.sessions.new_session(
@@ -199,12 +199,18 @@ class AcpAgent:
         self._adopt(held, state["sessionId"], cwd)
         return await self._session_answer(held, {"sessionId": held.session_id})
 
+    @staticmethod
+    def _ignore_mcp(params: dict[str, Any]) -> None:
+        """``mcpServers``, checked; the stdio ones are accepted and not started: pi has no MCP."""
+        for name in p.mcp_servers(params):
+            log.warning("MCP server %r ignored: pi has no MCP, so its tools are not offered", name)
+
     async def _open(self, params: dict[str, Any]) -> tuple[AcpSession, bool]:
         """The addressed stored session opened for ACP (True: it was held here already)."""
         session_id = p.string(params, "sessionId")
         cwd = p.absolute_path(params, "cwd")
         assert cwd is not None
-        p.opt_array(params, "mcpServers")
+        self._ignore_mcp(params)
         if (held := self.sessions.get(session_id)) is not None:
             return held, True
         path = await self._find(session_id, cwd)
