@@ -196,7 +196,7 @@ class AcpAgent:
         except BaseException:
             await self.service.disconnect(held.client)
             raise
-        self._adopt(held, state["sessionId"], cwd)
+        self._adopt(held, state["sessionId"], cwd).feed.loaded([])
         return await self._session_answer(held, {"sessionId": held.session_id})
 
     @staticmethod
@@ -253,12 +253,14 @@ class AcpAgent:
         entries = await self.service.host.run(opened, opened.manager.get_branch, writes=False)
         for update in replay_updates(entries, opened.manager.cwd):
             self.update(held.session_id, update)
+        held.feed.loaded(entries)
         if held.name:
             self.update(held.session_id, {"sessionUpdate": "session_info_update", "title": held.name})
         return await self._session_answer(held, {})
 
     async def resume_session(self, raw: Any) -> dict[str, Any]:
         held, _ = await self._open(p.params_object(raw))
+        held.feed.loaded([])  # no replay: what is appended from now on is streamed
         return await self._session_answer(held, {})
 
     async def _session_answer(self, held: AcpSession, answer: dict[str, Any]) -> dict[str, Any]:

@@ -37,6 +37,15 @@ class LiveFeed:
     prompting: int = 0  # session/prompt requests of this session in progress here
     pending: list[str] = field(default_factory=list)  # appended ids not looked at yet
     task: asyncio.Task[None] | None = None
+    # Set once the client has the session's state (after session/load's replay): entries appended
+    # before are sent after it, those the replay already showed (``replayed``) not again.
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    replayed: set[str] = field(default_factory=set)
+
+    def loaded(self, replayed: list[Entry]) -> None:
+        """``session/load`` sent ``replayed`` (or ``session/new`` / ``resume`` nothing): stream from now."""
+        self.replayed = {str(entry.get("id")) for entry in replayed}
+        self.ready.set()
 
 
 def new_on_branch(manager: SessionManager, appended: list[str]) -> list[Entry]:
@@ -75,8 +84,10 @@ class LiveUpdates:
 
     async def _drain(self, feed: LiveFeed) -> None:
         """Send the pending entries' updates, batch after batch, in the order they were appended."""
+        await feed.ready.wait()
         while feed.pending:
-            appended, feed.pending = feed.pending, []
+            appended, feed.pending = [i for i in feed.pending if i not in feed.replayed], []
+            feed.replayed = set()  # every id announced before the replay's read is in this batch
             session = self.host.registry.get(feed.session_id)
             if session is None:
                 return
