@@ -18,8 +18,10 @@ from typing import Any
 
 from pi_lsp import __version__
 from pi_lsp.acp import params as p
+from pi_lsp.acp import session_list
 from pi_lsp.acp.commands import BUILTIN_COMMANDS, builtin_command, session_summary
 from pi_lsp.acp.connection import Connection, RemoteError
+from pi_lsp.acp.live import LiveFeed, LiveUpdates
 from pi_lsp.acp.permissions import ask_permission
 from pi_lsp.acp.replay import replay_updates
 from pi_lsp.acp.updates import UpdateStream, chunk
@@ -59,6 +61,7 @@ class AcpSession:
     session_id: str = ""
     rejected: set[str] = field(default_factory=set)  # tools answered reject_always
     name: str | None = None
+    feed: LiveFeed = field(default_factory=lambda: LiveFeed(""))  # other processes' entries
 
 
 class AcpAgent:
@@ -72,6 +75,7 @@ class AcpAgent:
         self.client_capabilities: dict[str, Any] = {}
         service.connect(self.base)
         self._background: set[asyncio.Task[Any]] = set()
+        self.live = LiveUpdates(service.host, self.update)
 
     def requests(self) -> dict[str, Any]:
         return {
@@ -106,6 +110,9 @@ class AcpAgent:
             held.stream.on_event(params.get("event") or {})
         elif method == "pi/sessionChanged":
             self._name_changed(held)
+            appended = params.get("appendedIds")
+            if params.get("reason") == "external" and isinstance(appended, list) and appended:
+                self.live.appended(held.feed, [str(entry_id) for entry_id in appended])
 
     def _name_changed(self, held: AcpSession) -> None:
         opened = self.service.registry.get(held.session_id)
@@ -153,7 +160,7 @@ class AcpAgent:
     async def _client_for(self, cwd: str) -> AcpSession:
         settings = Settings(cwd, load=False)
         await settings.set_cwd(cwd)
-        held = AcpSession(Client(settings=settings), UpdateStream(cwd, lambda _update: None))
+        held = AcpSession(Client(settings=settings), UpdateStream(cwd, lambda _update: None, settings))
         client = held.client
         client.notify = self._notify
         client.workspace_root = cwd
@@ -171,7 +178,8 @@ class AcpAgent:
 
     def _adopt(self, held: AcpSession, session_id: str, cwd: str) -> AcpSession:
         held.session_id = session_id
-        held.stream = UpdateStream(cwd, lambda update: self.update(session_id, update))
+        held.feed = LiveFeed(session_id)
+        held.stream = UpdateStream(cwd, lambda update: self.update(session_id, update), held.client.settings)
         self.sessions[session_id] = held
         return held
 
@@ -179,7 +187,7 @@ class AcpAgent:
         params = p.params_object(raw)
         cwd = p.absolute_path(params, "cwd")
         assert cwd is not None
-        p.opt_array(params, "mcpServers")  # accepted, not used: pi has no MCP
+        self._ignore_mcp(params)
         held = await self._client_for(cwd)
         try:
             state = await self.service.sessions.new_session(
@@ -188,15 +196,21 @@ class AcpAgent:
         except BaseException:
             await self.service.disconnect(held.client)
             raise
-        self._adopt(held, state["sessionId"], cwd)
+        self._adopt(held, state["sessionId"], cwd).feed.loaded([])
         return await self._session_answer(held, {"sessionId": held.session_id})
+
+    @staticmethod
+    def _ignore_mcp(params: dict[str, Any]) -> None:
+        """``mcpServers``, checked; the stdio ones are accepted and not started: pi has no MCP."""
+        for name in p.mcp_servers(params):
+            log.warning("MCP server %r ignored: pi has no MCP, so its tools are not offered", name)
 
     async def _open(self, params: dict[str, Any]) -> tuple[AcpSession, bool]:
         """The addressed stored session opened for ACP (True: it was held here already)."""
         session_id = p.string(params, "sessionId")
         cwd = p.absolute_path(params, "cwd")
         assert cwd is not None
-        p.opt_array(params, "mcpServers")
+        self._ignore_mcp(params)
         if (held := self.sessions.get(session_id)) is not None:
             return held, True
         path = await self._find(session_id, cwd)
@@ -239,12 +253,14 @@ class AcpAgent:
         entries = await self.service.host.run(opened, opened.manager.get_branch, writes=False)
         for update in replay_updates(entries, opened.manager.cwd):
             self.update(held.session_id, update)
+        held.feed.loaded(entries)
         if held.name:
             self.update(held.session_id, {"sessionUpdate": "session_info_update", "title": held.name})
         return await self._session_answer(held, {})
 
     async def resume_session(self, raw: Any) -> dict[str, Any]:
         held, _ = await self._open(p.params_object(raw))
+        held.feed.loaded([])  # no replay: what is appended from now on is streamed
         return await self._session_answer(held, {})
 
     async def _session_answer(self, held: AcpSession, answer: dict[str, Any]) -> dict[str, Any]:
@@ -272,23 +288,18 @@ class AcpAgent:
     async def list_sessions(self, raw: Any) -> dict[str, Any]:
         params = p.params_object(raw)
         cwd = p.absolute_path(params, "cwd", required=False)
-        p.opt_string(params, "cursor")  # one page: every session at once
+        cursor = p.opt_string(params, "cursor")
+        after = session_list.decode_cursor(cursor, cwd) if cursor is not None else None
         listed = await self.service.sessions.list_sessions(
             self.base, cwd=cwd, all_projects=cwd is None, query=None, limit=None
         )
-        sessions = []
-        for info in listed["sessions"]:
-            item: dict[str, Any] = {"sessionId": info["id"], "cwd": info["cwd"] or cwd or "/"}
-            title = info.get("name") or info.get("firstMessage")
-            if title:
-                item["title"] = title
-            if info.get("modified"):
-                item["updatedAt"] = info["modified"]
-            sessions.append(item)
-        return {"sessions": sessions}
+        return session_list.page(
+            [session_list.acp_session(info, cwd) for info in listed["sessions"]], cwd, after
+        )
 
     async def close_session(self, raw: Any) -> dict[str, Any]:
         held = self._held(p.params_object(raw))
+        self.live.stop(held.feed)
         await self.service.sessions.close_session(held.client, held.session_id)
         await self.service.disconnect(held.client)
         self.sessions.pop(held.session_id, None)
@@ -369,6 +380,7 @@ class AcpAgent:
         if not given.images and (command := builtin_command(given.text)) is not None:
             return await self._builtin(held, *command)
         await self.service.build_off_loop(self.service.lazy.runs)
+        held.feed.prompting += 1
         try:
             answer = await self.service.runs.prompt(
                 held.client, held.session_id, given.text, given.images, None
@@ -381,6 +393,8 @@ class AcpAgent:
                     error.data,
                 ) from None
             raise
+        finally:
+            held.feed.prompting -= 1
         stop = answer.get("stopReason")
         if stop == "error":
             raise ModelError(answer.get("errorMessage") or "the model call failed", {"retryable": False})
@@ -445,6 +459,7 @@ class AcpAgent:
         """The client is gone: runs end as pi's do with their RPC client, sessions are released."""
         for held in list(self.sessions.values()):
             held.client.leaving = True
+            self.live.stop(held.feed)
             await self.service.disconnect(held.client)
         self.sessions.clear()
         await self.service.disconnect(self.base)

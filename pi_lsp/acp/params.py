@@ -63,6 +63,52 @@ def opt_array(params: dict[str, Any], name: str) -> list[Any]:
     return value
 
 
+def _string_field(item: dict[str, Any], key: str, where: str) -> str:
+    value = item.get(key)
+    if not isinstance(value, str):
+        raise _bad(f"{where}.{key}", "a string")
+    return value
+
+
+def _pairs(item: dict[str, Any], key: str, where: str) -> None:
+    """``env`` / ``headers``: an array of ``{name, value}`` strings."""
+    pairs = item.get(key)
+    if not isinstance(pairs, list):
+        raise _bad(f"{where}.{key}", "an array of {name, value} objects")
+    for number, pair in enumerate(pairs):
+        if not isinstance(pair, dict):
+            raise _bad(f"{where}.{key}[{number}]", "a {name, value} object")
+        _string_field(pair, "name", f"{where}.{key}[{number}]")
+        _string_field(pair, "value", f"{where}.{key}[{number}]")
+
+
+def mcp_servers(params: dict[str, Any]) -> list[str]:
+    """``mcpServers``, checked as the schema has them: the stdio servers' names.
+
+    Every ACP agent must accept stdio servers; pi has no MCP, so the caller ignores them. The
+    initialize answer says ``mcpCapabilities {http: false, sse: false}``, so an http or sse
+    server is refused (a client that sends one anyway learns it was not connected)."""
+    names: list[str] = []
+    for number, item in enumerate(opt_array(params, "mcpServers")):
+        where = f"mcpServers[{number}]"
+        if not isinstance(item, dict):
+            raise _bad(where, "an MCP server object")
+        kind = item.get("type")
+        if kind in ("http", "sse"):
+            raise InvalidParams(f"{where}.type: {kind} MCP servers are not supported (this agent's"
+                                f" mcpCapabilities.{kind} is false)", {"field": f"{where}.type"})  # fmt: skip
+        if kind is not None:
+            raise _bad(f"{where}.type", 'absent (stdio), "http" or "sse"')
+        name = _string_field(item, "name", where)
+        _string_field(item, "command", where)
+        args = item.get("args")
+        if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+            raise _bad(f"{where}.args", "an array of strings")
+        _pairs(item, "env", where)
+        names.append(name)
+    return names
+
+
 @dataclass
 class PromptInput:
     """A ``session/prompt``'s blocks as pi's prompt: the text and the images."""

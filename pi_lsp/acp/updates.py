@@ -5,7 +5,8 @@ The mapping is the contract's: ``message_update`` deltas → ``agent_message_chu
 ``tool_call`` (pending); an approval allowed or the first partial result → ``tool_call_update``
 ``in_progress``; ``tool_execution_end`` → ``completed`` / ``failed`` with the result as text, or
 for a successful edit/write as a diff ``{path, oldText, newText}``; each assistant ``message_end``
-→ ``usage_update`` (the context gauge); a compaction → agent text marked as such.
+→ ``usage_update`` (the context gauge, sized as the run's window: the ``contextWindow`` setting
+when the user set one, else the model's); a compaction → agent text marked as such.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 
 from pi_lsp.acp import tool_calls
 from pi_lsp.llm.models import find_model
+from pi_lsp.service.model_choice import window_of
+from pi_lsp.service.settings import Settings
 
 Send = Callable[[dict[str, Any]], None]
 """Sends one ``session/update`` (the update object; the session id is added by the sender)."""
@@ -36,6 +39,7 @@ class UpdateStream:
 
     cwd: str
     send: Send
+    settings: Settings  # the session's client's: its contextWindow override sizes the gauge
     tools: dict[str, _Tool] = field(default_factory=dict)
     cost: float = 0.0  # the run's model calls so far, in USD
 
@@ -141,7 +145,7 @@ class UpdateStream:
             {
                 "sessionUpdate": "usage_update",
                 "used": used,
-                "size": info.context_window,
+                "size": window_of(info, self.settings),
                 "cost": {"amount": round(self.cost, 6), "currency": "USD"},
             }
         )

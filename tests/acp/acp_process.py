@@ -24,9 +24,9 @@ class AcpProcess:
         self._reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls, env: Mapping[str, str], cwd: str | None = None) -> AcpProcess:
+    async def start(cls, env: Mapping[str, str], cwd: str | None = None, *args: str) -> AcpProcess:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "pi_lsp", "acp",
+            sys.executable, "-m", "pi_lsp", "acp", *args,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             env=dict(env), cwd=cwd, limit=1 << 26,
         )  # fmt: skip

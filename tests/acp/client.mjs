@@ -1,14 +1,14 @@
 // The official ACP TypeScript SDK as a client of the real `pi-lsp acp` (driven by test_acp_sdk.py).
 //
 // usage: node client.mjs CONFIG.json   (prints one JSON report on stdout)
-// CONFIG: {command: [...], env: {...}, cwd, phase: "first" | "load" | "resume", sessionId?, image?}
+// CONFIG: {command: [...], env: {...}, cwd, phase: "first" | "load" | "resume" | "pages" | "live", sessionId?, image?, …}
 //
 // Every line the agent writes is checked against the SDK's own v1 JSON schema (schema/v1/schema.json)
 // with ajv: each answer against the response type of the request it answers (or Error), each
 // notification and request against its params type. Problems are reported, never thrown, so the
 // Python side sees all of them.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { client, ndJsonStream, methods } from "@agentclientprotocol/sdk";
@@ -241,6 +241,43 @@ await app.connectWith(stream, async (agent) => {
     report.beforeReload = report.updates.length;
     await attempt("reload", agent.request(methods.agent.session.load, { sessionId: config.sessionId, cwd, mcpServers: [] }));
     await attempt("close", agent.request(methods.agent.session.close, { sessionId: config.sessionId }));
+  } else if (config.phase === "pages") {
+    // every session of cwd, page by page; config.addBetween ({path, text}) is written after page 1
+    report.pages = [];
+    let cursor;
+    do {
+      const params = cursor === undefined ? { cwd } : { cwd, cursor };
+      const page = await attempt(`page${report.pages.length}`, agent.request(methods.agent.session.list, params));
+      if (!page) break;
+      report.pages.push(page);
+      if (report.pages.length === 1 && config.addBetween) writeFileSync(config.addBetween.path, config.addBetween.text);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined && report.pages.length < 100);
+    await attempt("fresh", agent.request(methods.agent.session.list, { cwd }));
+    await attempt("badCursor", agent.request(methods.agent.session.list, { cwd, cursor: "not-a-cursor" }));
+    const first = report.pages[0]?.nextCursor;
+    if (first) await attempt("otherCwd", agent.request(methods.agent.session.list, { cursor: first }));
+  } else if (config.phase === "live") {
+    // load the session, tell the test (config.loadedMarker), then see what another process appends
+    // (until an agent text containing config.untilText); then prompt here (config.promptText) and
+    // tell the test again (config.promptedMarker); then see its next appends (config.untilText2)
+    const sessionId = config.sessionId;
+    await attempt("load", agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] }));
+    report.afterLoad = report.updates.length;
+    writeFileSync(config.loadedMarker, sessionId);
+    const said = (text) => (u) => u.sessionId === sessionId && u.update.sessionUpdate === "agent_message_chunk" && u.update.content.text.includes(text);
+    const LIVE_WAIT_MS = 30000;
+    const seen = (predicate, what) => Promise.race([
+      waitForUpdate(predicate),
+      new Promise((resolve) => setTimeout(() => { report.errors[what] = { message: "never came" }; resolve(); }, LIVE_WAIT_MS).unref()),
+    ]);
+    await seen(said(config.untilText), "untilText");
+    report.afterLive = report.updates.length;
+    await attempt("prompt", agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: config.promptText }] }));
+    report.afterPrompt = report.updates.length;
+    writeFileSync(config.promptedMarker, sessionId);
+    await seen(said(config.untilText2), "untilText2");
+    await attempt("close", agent.request(methods.agent.session.close, { sessionId }));
   }
 });
 child.stdin.end();

@@ -35,6 +35,36 @@ WRONG_PARAMS: list[tuple[str, Any, str]] = [
     ("session/new", {"cwd": "relative/path", "mcpServers": []}, "cwd"),
     ("session/new", {"cwd": "/tmp", "mcpServers": "none"}, "mcpServers"),
     ("session/new", {"cwd": "/tmp\u0000x", "mcpServers": []}, "cwd"),
+    ("session/new", {"cwd": "/tmp", "mcpServers": [5]}, "mcpServers[0]"),
+    (
+        "session/new",
+        {"cwd": "/tmp", "mcpServers": [{"type": "http", "name": "h", "url": "http://x", "headers": []}]},
+        "mcpServers[0].type",
+    ),
+    (
+        "session/new",
+        {"cwd": "/tmp", "mcpServers": [{"type": "sse", "name": "h", "url": "http://x", "headers": []}]},
+        "mcpServers[0].type",
+    ),
+    (
+        "session/new",
+        {"cwd": "/tmp", "mcpServers": [{"name": "s", "args": [], "env": []}]},
+        "mcpServers[0].command",
+    ),
+    (
+        "session/new",
+        {"cwd": "/tmp", "mcpServers": [{"name": "s", "command": "c", "args": [], "env": [{"name": "K"}]}]},
+        "mcpServers[0].env[0].value",
+    ),
+    (
+        "session/load",
+        {
+            "sessionId": "x",
+            "cwd": "/tmp",
+            "mcpServers": [{"name": "s", "command": "c", "args": [1], "env": []}],
+        },
+        "mcpServers[0].args",
+    ),
     ("session/load", {"sessionId": 1, "cwd": "/tmp", "mcpServers": []}, "sessionId"),
     ("session/load", {"sessionId": "x", "cwd": None, "mcpServers": []}, "cwd"),
     ("session/resume", {"sessionId": "", "cwd": "/tmp"}, "sessionId"),
@@ -144,3 +174,24 @@ async def test_no_key_unknown_session_and_an_image_that_is_not_one(ws: Workspace
         assert option["error"]["code"] == -32602 and option["error"]["data"] == {"field": "value"}
     finally:
         assert await acp.close() == 0
+
+
+async def test_mcp_servers_stdio_ones_are_accepted_and_ignored_with_a_log_line(ws: Workspace) -> None:
+    """pi has no MCP: the initialize answer says no http/sse (those are refused, above); a stdio
+    server, which every agent must accept, is accepted, not started, and named in the log (its
+    environment, which may hold a token, is not)."""
+    log_file = ws.root / "acp.log"
+    acp = await AcpProcess.start(env_of(ws), str(ws.cwd), "--log-file", str(log_file))
+    try:
+        initialized = await acp.request("initialize", {"protocolVersion": 1})
+        assert initialized["result"]["agentCapabilities"]["mcpCapabilities"] == {"http": False, "sse": False}
+        marker = ws.root / "started"
+        server = {"name": "github", "command": "touch", "args": [str(marker)],
+                  "env": [{"name": "GITHUB_TOKEN", "value": "token-value-never-logged"}]}  # fmt: skip
+        created = await acp.request("session/new", {"cwd": str(ws.cwd), "mcpServers": [server]})
+        assert "sessionId" in created["result"], created
+    finally:
+        assert await acp.close() == 0
+    logged = log_file.read_text()
+    assert "MCP server 'github' ignored" in logged and "token-value-never-logged" not in logged
+    assert not marker.exists()  # not started

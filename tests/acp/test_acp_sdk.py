@@ -8,67 +8,20 @@ message the agent sent is checked against the SDK's v1 JSON schema by ajv inside
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import shutil
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pi_lsp.client.rpc_client import RpcClient, server_command
+from tests.acp.sdk_support import require_sdk, run_client, updates
 from tests.agent.chat_support import MODEL, Workspace, workspace
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, Thinking, ToolUse, assistant_stream
 from tests.oracle import optional_checks_run, require_oracle
 from tests.pi.pi_rpc import PiRpc, write_agent_dir
 
-HERE = Path(__file__).parent
-SDK = HERE / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 BLOCKED = "Tool call blocked"
-
-
-def acp_command() -> list[str]:
-    return [sys.executable, "-m", "pi_lsp", "acp"]
-
-
-def _require_sdk() -> None:
-    if shutil.which("node") is None or not SDK.exists():
-        message = "the ACP SDK is not installed: run `make acp-deps` (npm ci in tests/acp)"
-        if os.environ.get("PI_LSP_REQUIRE_ORACLE"):
-            pytest.fail(message)
-        pytest.skip(message)
-
-
-async def run_client(ws: Workspace, base_url: str, phase: str, **extra: Any) -> dict[str, Any]:
-    """One ``pi-lsp acp`` process driven by the SDK through ``phase``; the client's report."""
-    env = ws.server_env(base_url)
-    env["PYTHONPATH"] = str(HERE.parent.parent)
-    config = {"command": acp_command(), "env": env, "cwd": str(ws.cwd), "project": str(ws.cwd),
-              "phase": phase, "image": PNG, **extra}  # fmt: skip
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(config, handle)
-    try:
-        process = await asyncio.create_subprocess_exec(
-            "node", str(HERE / "client.mjs"), handle.name, cwd=str(HERE), stdout=asyncio.subprocess.PIPE
-        )
-        out, _ = await asyncio.wait_for(process.communicate(), 240)
-    finally:
-        os.unlink(handle.name)
-    assert process.returncode == 0, out[-2000:]
-    report: dict[str, Any] = json.loads(out)
-    assert report["schemaErrors"] == [], report["schemaErrors"]
-    assert report["exitCode"] == 0
-    return report
-
-
-def updates(
-    report: dict[str, Any], kind: str, start: int = 0, end: int | None = None
-) -> list[dict[str, Any]]:
-    return [u["update"] for u in report["updates"][start:end] if u["update"]["sessionUpdate"] == kind]
 
 
 def session_entries(ws: Workspace) -> list[dict[str, Any]]:
@@ -108,7 +61,7 @@ def replies() -> list[Reply]:
 @pytest.mark.slow
 @pytest.mark.oracle
 async def test_acp_conversation_through_the_sdk_then_lsp_and_pi() -> None:
-    _require_sdk()
+    require_sdk()
     files = {
         "a.txt": "alpha\n",
         "b.txt": "linked file text\n",
