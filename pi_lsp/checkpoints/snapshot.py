@@ -42,15 +42,35 @@ class Limits:
     max_files: int = DEFAULT_MAX_FILES
 
 
-class TooManyFiles(Exception):
+class Refused(Exception):
+    """The workspace is not captured; the message says why, in words for the user."""
+
+
+class TooManyFiles(Refused):
     """The workspace holds more files than ``checkpoints.maxFiles``: it is not captured."""
 
-    def __init__(self, count: int, limit: int) -> None:
-        super().__init__(
-            f"the workspace has more than {limit} files ({count} found); checkpoints are off for it"
-        )
+    def __init__(self, count: int | None, limit: int) -> None:
+        """``count``: the files found, or None when the listing was stopped past the limit."""
+        found = f"{count} found" if count is not None else "the listing was stopped there"
+        super().__init__(f"the workspace has more than {limit} files ({found}); checkpoints are off for it")
         self.count = count
         self.limit = limit
+
+
+class TooBroad(Refused):
+    """The workspace is the filesystem's root or the user's home folder (a session file can name
+    either as its cwd): listing it would walk the whole disk, and a rewind there could delete files
+    anywhere, so it is never captured."""
+
+    def __init__(self, cwd: str) -> None:
+        super().__init__(f"{cwd} is the filesystem root or your home folder; checkpoints are off for it")
+
+
+def refuse_broad(cwd: str) -> None:
+    """Raise :class:`TooBroad` for the root or the home folder (symlinks resolved)."""
+    real = os.path.realpath(cwd)
+    if os.path.dirname(real) == real or real == os.path.realpath(os.path.expanduser("~")):
+        raise TooBroad(cwd)
 
 
 def capture(store: WorkspaceStore, limits: Limits, skip: Sequence[str] = ()) -> str:
@@ -58,11 +78,17 @@ def capture(store: WorkspaceStore, limits: Limits, skip: Sequence[str] = ()) -> 
     captured (the session folder, the agent dir); the store's own folder is always skipped."""
     if not os.path.isdir(store.cwd):
         raise StoreError(store.cwd, "the workspace folder does not exist")
+    refuse_broad(store.cwd)
     skipped = skipped_folders(store, skip)
     with store.locked():
         if _write_exclude(store, skipped):
             _forget(store, skipped)
-        listing = store.git(["ls-files", "-z", "-t", "-o", "-m", "--exclude-standard"])
+        # more listed than the limit plus the files already held means too many new ones: git is
+        # stopped there rather than left to walk a huge tree to its end
+        bound = limits.max_files + _index_count(store.index)
+        listing = store.git_listing(["ls-files", "-z", "-t", "-o", "-m", "--exclude-standard"], bound)
+        if listing is None:
+            raise TooManyFiles(None, limits.max_files)
         untracked: list[str] = []
         changed: list[str] = []
         for item in listing.split(b"\0"):

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 import zlib
@@ -237,6 +238,53 @@ class WorkspaceStore:
     ) -> bytes:
         """Run ``git args`` on this store; its stdout, or StoreError with git's message.
         ``creating``: ``git init`` of the store, which takes no work tree."""
+        env, where, fds = self._git_context(work_tree, index, creating)
+        try:
+            done = subprocess.run(
+                ["git", *args],
+                input=stdin,
+                capture_output=True,
+                env=env,
+                cwd=where,
+                check=False,
+                pass_fds=fds,
+            )
+        except OSError as error:
+            raise StoreError(str(self.folder), f"cannot run git: {error.strerror or error}") from error
+        if done.returncode != 0:
+            raise self._failed(args, done.stderr, done.returncode)
+        return done.stdout
+
+    def git_listing(self, args: Sequence[str], limit: int) -> bytes | None:
+        """Run a ``-z`` listing; its stdout, or None as soon as it has named more than ``limit``
+        paths (git is stopped then: a huge tree is not walked to its end to be refused)."""
+        env, where, fds = self._git_context(None, None, False)
+        with tempfile.TemporaryFile() as errors:  # a file: a pipe left unread could fill and block git
+            try:
+                process = subprocess.Popen(
+                    ["git", *args], stdout=subprocess.PIPE, stderr=errors, env=env, cwd=where, pass_fds=fds
+                )
+            except OSError as error:
+                raise StoreError(str(self.folder), f"cannot run git: {error.strerror or error}") from error
+            assert process.stdout is not None
+            chunks: list[bytes] = []
+            count = 0
+            with process:
+                while chunk := process.stdout.read(1 << 16):
+                    chunks.append(chunk)
+                    count += chunk.count(b"\0")
+                    if count > limit:
+                        process.kill()
+                        return None
+            if process.returncode != 0:
+                errors.seek(0)
+                raise self._failed(args, errors.read(), process.returncode)
+        return b"".join(chunks)
+
+    def _git_context(
+        self, work_tree: str | None, index: Path | None, creating: bool
+    ) -> tuple[dict[str, str], str, tuple[int, ...]]:
+        """The environment, folder and inherited descriptors a git command of this store runs with."""
         env = self.env(work_tree, index)
         if creating:
             for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
@@ -247,25 +295,12 @@ class WorkspaceStore:
         where = work_tree or self.cwd
         if creating or not os.path.isdir(where):
             where = str(self.folder)
-        try:
-            done = subprocess.run(
-                ["git", *args],
-                input=stdin,
-                capture_output=True,
-                env=env,
-                cwd=where,
-                check=False,
-                pass_fds=(held,) if held is not None else (),  # the lock outlives a killed server
-            )
-        except OSError as error:
-            raise StoreError(str(self.folder), f"cannot run git: {error.strerror or error}") from error
-        if done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            command = next((arg for arg in args if not arg.startswith("-") and "=" not in arg), "")
-            raise StoreError(
-                str(self.folder), f"git {command} failed: {message[-1] if message else done.returncode}"
-            )
-        return done.stdout
+        return env, where, (held,) if held is not None else ()  # the lock outlives a killed server
+
+    def _failed(self, args: Sequence[str], stderr: bytes, returncode: int) -> StoreError:
+        message = stderr.decode("utf-8", "replace").strip().splitlines()
+        command = next((arg for arg in args if not arg.startswith("-") and "=" not in arg), "")
+        return StoreError(str(self.folder), f"git {command} failed: {message[-1] if message else returncode}")
 
     # ------------------------------------------------------------------ objects
 

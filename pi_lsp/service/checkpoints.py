@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from pi_lsp.checkpoints import restore as restores
 from pi_lsp.checkpoints.entries import checkpoint_entry, state_on_path
 from pi_lsp.checkpoints.gc import note_session, prune_if_due
-from pi_lsp.checkpoints.snapshot import Limits, TooManyFiles, capture
+from pi_lsp.checkpoints.snapshot import Limits, Refused, capture
 from pi_lsp.checkpoints.store import Change, StoreError, WorkspaceStore
 from pi_lsp.secrets import redact
 from pi_lsp.service import entries as ops
@@ -92,7 +92,7 @@ class CheckpointService:
         skip = self._own_folders(session)
         try:
             tree = await self.host.in_thread(lambda: capture(store, settings.limits, skip))
-        except TooManyFiles as error:
+        except Refused as error:
             self._refused[store.cwd] = (time.monotonic() + REFUSAL_MEMORY, settings.limits, str(error))
             self._tell(session, emit, str(error))
             return None

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pi_lsp.checkpoints import restore as restores
-from pi_lsp.checkpoints.snapshot import Limits, TooManyFiles, capture
+from pi_lsp.checkpoints.snapshot import Limits, TooBroad, TooManyFiles, capture
 from pi_lsp.checkpoints.store import WorkspaceStore
 from tests.checkpoints.support import file_tree, git, hash_dir
 
@@ -136,6 +136,40 @@ def test_too_many_files_is_refused_before_anything_is_stored(workspace: Path, tm
         capture(store, Limits(max_files=4))
     assert not store.index.exists()
     capture(store, Limits(max_files=5))
+
+
+def test_a_huge_tree_stops_the_listing_at_the_limit(workspace: Path, tmp_path: Path) -> None:
+    """git is stopped once it has named more new files than the limit allows, not left to walk the
+    whole tree (a session whose cwd is a home folder full of projects); changed files already held
+    do not count as new."""
+    for number in range(300):
+        (workspace / f"f{number}").write_text(str(number))
+    store = WorkspaceStore(str(workspace), tmp_path / "agent")
+    with pytest.raises(TooManyFiles) as refused:
+        capture(store, Limits(max_files=20))
+    assert refused.value.count is None and "more than 20 files" in str(refused.value)
+    capture(store, Limits(max_files=300))
+    for number in range(300):
+        (workspace / f"f{number}").write_text(f"changed {number}")
+    capture(store, Limits(max_files=300))  # 300 changed, none new: within the limit
+
+
+@pytest.mark.parametrize("where", ["root", "home"])
+def test_the_root_or_the_home_folder_is_never_captured(
+    where: str, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session file may name ``/`` or ``~`` as its cwd: a snapshot would walk the whole disk and
+    a rewind could delete files anywhere; refused before git runs (no index is written)."""
+    if where == "home":
+        monkeypatch.setenv("HOME", str(workspace))
+        cwd = str(workspace / "sub" / "..")
+    else:
+        cwd = "/"
+    store = WorkspaceStore(cwd, tmp_path / "agent")
+    with pytest.raises(TooBroad) as refused:
+        capture(store, Limits())
+    assert "checkpoints are off" in str(refused.value)
+    assert not store.index.exists()
 
 
 def test_a_folder_where_a_file_should_go_is_a_conflict_even_forced(workspace: Path, tmp_path: Path) -> None:

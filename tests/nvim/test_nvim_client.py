@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from pi_lsp.llm.models import DEFAULT_MODEL_ID, find_model
 from tests.nvim.headless import REPO, server_cmd
 
 SCRIPT = Path(__file__).with_name("e2e.lua")
@@ -393,11 +394,14 @@ def test_context_usage_and_settings(run: dict[str, Any]) -> None:
     assert usage is not None, "pi/buildContext result has no usage (ContextUsage)"
     fields = {"tokens", "usageTokens", "trailingTokens", "contextWindow", "percent", "shouldCompact"}
     assert fields <= set(usage)
-    assert usage["contextWindow"] == 200000
+    default_model = find_model(DEFAULT_MODEL_ID)
+    assert default_model is not None
+    window = default_model.context_window  # no model set: pi's default model's own window
+    assert usage["contextWindow"] == window
     assert usage["tokens"] > 0
     small = _step(run, "ctx_small_window")["result"]["usage"]
     assert small["contextWindow"] == 100000  # workspace/didChangeConfiguration reached the server
-    assert "tokens of 200000" in run["context_lines"][0]  # :PiContext shows the usage
+    assert f"tokens of {window}" in run["context_lines"][0]  # :PiContext shows the usage
 
 
 def test_deep_tree(run: dict[str, Any]) -> None:
