@@ -14,9 +14,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { chromium, type Page } from "playwright-core";
 import * as vscode from "vscode";
-import { ChatViewProvider } from "../src/chatView";
+import { ChatViewProvider } from "../src/host/chatView";
 import { deltas, replyText } from "./reply";
-import type { PiEvent } from "../src/protocol";
+import type { PiEvent } from "../src/shared/protocol";
 
 interface Options {
   bytes: number;

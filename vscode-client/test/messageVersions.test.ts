@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
-import { MessageVersions } from "../src/messageVersions";
-import type { FoldedTree } from "../src/protocol";
+import { MessageVersions } from "../src/shared/messageVersions";
+import type { FoldedTree } from "../src/shared/protocol";
 import { assistantEntry, needsServer, say, startServer } from "./realServer";
 
 test("a resent message and the one it replaced are versions 1/2 and 2/2; flipping goes to the newest leaf of the other", { skip: needsServer, timeout: 60_000 }, async () => {

@@ -2,9 +2,9 @@
  * One chat message as a DOM article: a reply as sanitised markdown with its thinking, a tool call
  * as a compact card, a compaction or branch summary as a collapsed card, the rest as text.
  */
-import { entryIdOf, type ChatKind, type ChatMessage, type ToolCard } from "../chatModel";
-import { ACTION_LABELS, actionsFor, type MessageAction } from "../messageActions";
-import { isCollapsedTool, isDiffTool } from "../toolCards";
+import { entryIdOf, type ChatKind, type ChatMessage, type ToolCard } from "../shared/chatModel";
+import { ACTION_LABELS, actionsFor, type MessageAction } from "../shared/messageActions";
+import { isCollapsedTool, isDiffTool } from "../shared/toolCards";
 import { failureTitle, readableError } from "./cards";
 import type { MarkdownRenderer, MarkdownStream } from "./markdown";
 

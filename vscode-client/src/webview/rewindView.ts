@@ -4,9 +4,9 @@
  * per-hunk checkboxes of an approval card with "2 of 3 changes accepted". Each is added to (or
  * updated in) the DOM the rest of the chat draws, so cached messages and cards stay as they are.
  */
-import type { ApprovalCard } from "../approvalModel";
-import { ACTION_LABELS } from "../messageActions";
-import type { RestoreNotice } from "../rewindModel";
+import type { ApprovalCard } from "../shared/approvalModel";
+import { ACTION_LABELS } from "../shared/messageActions";
+import type { RestoreNotice } from "../shared/rewindModel";
 
 const REWIND_CLASS = "rewind-code";
 /** Whether each drawn article has the button, so the draw of every streamed delta touches no DOM here. */

@@ -5,8 +5,8 @@
  * Branch from here ask when the target's workspace state differs from the leaf's.
  */
 import * as vscode from "vscode";
-import type { Requester } from "./messageActions";
-import { Methods } from "./protocol";
+import type { Requester } from "../shared/messageActions";
+import { Methods } from "../shared/protocol";
 import {
   describePreview,
   KEEP_CODE_CHOICE,
@@ -18,7 +18,7 @@ import {
   type PlannedFile,
   type RestoreNotice,
   type RestoreResult,
-} from "./rewindModel";
+} from "../shared/rewindModel";
 
 export class Rewinder {
   private readonly restoredFiles = new vscode.EventEmitter<void>();

@@ -1,7 +1,7 @@
 /**
  * Rewinding the workspace with the tree (contract v3 checkpoints), pure: which chat messages have
  * a workspace state, what a restore preview says, the choices it offers, and what the chat says
- * afterwards. The requests themselves are in src/rewind.ts.
+ * afterwards. The requests themselves are in src/host/rewind.ts.
  */
 
 import type { PiEvent } from "./protocol";
