@@ -19,7 +19,7 @@ import { toolFile } from "./diffRestore";
 import { currentText, DiffDocuments } from "./diffView";
 import { HunkReviews } from "./hunkReview";
 import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "../shared/messageActions";
-import { MessageVersions } from "../shared/messageVersions";
+import { flipVersion, MessageVersions } from "../shared/messageVersions";
 import { Rewinder } from "./rewind";
 import type { RestoreNotice } from "../shared/rewindModel";
 import { orderModels } from "./modelOrder";
@@ -141,11 +141,17 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.post();
   }
 
-  /** ‹ / › on a resent message: the leaf moves to the newest entry under that version. */
+  /**
+   * ‹ / › on a resent message: the leaf moves to the newest entry under that version; when that
+   * version's code differs from the leaf's, "Rewind the code too?" first (as Edit and resend asks).
+   */
   private async flipVersion(entryId: string, step: -1 | 1): Promise<void> {
-    const target = this.versions.target(entryId, step);
-    if (target === undefined) return this.status("That version is gone; the chat is drawn again.");
-    await this.request(Methods.setLeaf, { id: target });
+    const request: Requester = (method, params) => this.request(method, params);
+    const action = step < 0 ? "Previous version" : "Next version";
+    const flipped = await flipVersion(request, this.versions, entryId, step, (files) => this.rewinder.askRewindToo(files, action));
+    if ("gone" in flipped) return this.status("That version is gone; the chat is drawn again.");
+    if ("cancelled" in flipped) return;
+    this.rewinder.restored(flipped.restored);
     await this.redraw();
   }
 
