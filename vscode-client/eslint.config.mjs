@@ -38,8 +38,8 @@ export default tseslint.config(
     rules: {
       "no-restricted-syntax": [
         "error",
-        { selector: "Literal[value=/^pi\\//]", message: "Use Methods / Notifications from ./protocol, not a \"pi/…\" literal." },
-        { selector: "TemplateElement[value.raw=/^pi\\//]", message: "Use Methods / Notifications from ./protocol, not a \"pi/…\" literal." },
+        { selector: "Literal[value=/^pi\\//]", message: "Use Methods / Notifications from src/shared/protocol.ts, not a \"pi/…\" literal." },
+        { selector: "TemplateElement[value.raw=/^pi\\//]", message: "Use Methods / Notifications from src/shared/protocol.ts, not a \"pi/…\" literal." },
       ],
     },
   },

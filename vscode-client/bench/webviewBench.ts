@@ -167,7 +167,8 @@ async function run(options: Options): Promise<Record<string, unknown>> {
     };
     const client = { sendRequest: (method: string) => Promise.resolve(answers[method] ?? {}) };
     const chat = new ChatViewProvider(vscode.Uri.file(clientDir), (() => client) as never, { current: undefined } as never, {} as never);
-    chat.resolveWebviewView({ webview, visible: true, onDidDispose: () => ({ dispose: () => undefined }) } as never);
+    const listen = () => ({ dispose: () => undefined });
+    chat.resolveWebviewView({ webview, visible: true, onDidDispose: listen, onDidChangeVisibility: listen } as never);
     const htmlFile = path.join(clientDir, "bench", "out", "chat.html");
     fs.writeFileSync(htmlFile, webview.html);
     await page.goto(`file://${htmlFile}`);
