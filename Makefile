@@ -62,7 +62,7 @@ vscode-e2e: setup $(VSCODE_DEPS)
 test-fast: setup
 	$(BIN)/pytest -q -x -m "not (slow or server or agent or oracle or editor)"
 
-# The files made from the protocol source (pi_lsp/protocol/): vscode-client/src/protocol.ts,
+# The files made from the protocol source (pi_lsp/protocol/): vscode-client/src/shared/protocol.ts,
 # nvim-client/lua/pi/protocol.lua and the index in docs/protocol.md. tests/test_protocol_source.py
 # fails while a committed copy is stale.
 protocol: setup

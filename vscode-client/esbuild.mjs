@@ -5,7 +5,7 @@ import { build } from "esbuild";
 
 await Promise.all([
   build({
-    entryPoints: ["src/extension.ts"],
+    entryPoints: ["src/host/extension.ts"],
     bundle: true,
     platform: "node",
     format: "cjs",

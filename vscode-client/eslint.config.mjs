@@ -4,19 +4,18 @@ import { builtinModules } from "node:module";
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-// The chat webview runs in a browser, and so do the pure modules it imports (shared with the host).
-// They may import each other and browser libraries, never the editor's API or Node: the webview's
-// tsconfig (src/webview/tsconfig.json: DOM, no Node types) checks the same line from the other side.
-const SHARED_MODULES = ["approvalModel", "chatModel", "chatProtocol", "messageActions", "messageVersions", "protocol", "rewindModel", "toolCards"];
-const HOST_ONLY = {
-  paths: ["vscode", ...builtinModules].map((name) => ({ name, message: "The webview and the modules it shares with the host run in a browser: no vscode, no Node." })),
-  patterns: [
-    { group: ["vscode-languageclient", "vscode-languageclient/*", "node:*"], message: "The webview and the modules it shares with the host run in a browser: no vscode, no Node." },
-  ],
+// The boundary is the folders: src/host/ runs in the extension host (vscode, vscode-languageclient,
+// Node), src/webview/ in a browser, src/shared/ in both. The browser side (webview/ and shared/) never
+// imports the editor's API or Node; webview/ imports only shared/ and itself; shared/ only itself;
+// host/ never imports webview/. The tsconfigs of shared/ and webview/ (DOM, no Node types) check the
+// same line from the other side.
+const BROWSER = "src/webview/ runs in a browser: no vscode, no vscode-languageclient, no Node.";
+const NO_EDITOR_NO_NODE = {
+  paths: ["vscode", ...builtinModules].map((name) => ({ name, message: BROWSER })),
+  patterns: [{ group: ["vscode-languageclient", "vscode-languageclient/*", "node:*"], message: BROWSER }],
 };
-const onlyShared = (prefix) => ({
-  group: [`${prefix}*`, ...SHARED_MODULES.map((name) => `!${prefix}${name}`)],
-  message: `The webview may import only the shared modules (${SHARED_MODULES.join(", ")}): any other src/ module is the host's. Make what it needs pure first.`,
+const webviewRules = (...patterns) => ({
+  "no-restricted-imports": ["error", { paths: NO_EDITOR_NO_NODE.paths, patterns: [...NO_EDITOR_NO_NODE.patterns, ...patterns] }],
 });
 
 export default tseslint.config(
@@ -33,24 +32,38 @@ export default tseslint.config(
     },
   },
   {
-    // Method names come from src/protocol.ts (generated from pi_lsp/protocol), never string literals.
+    // Method names come from src/shared/protocol.ts (generated from pi_lsp/protocol), never string literals.
     files: ["src/**/*.ts"],
-    ignores: ["src/protocol.ts"],
+    ignores: ["src/shared/protocol.ts"],
     rules: {
       "no-restricted-syntax": [
         "error",
-        { selector: "Literal[value=/^pi\\//]", message: "Use Methods / Notifications from ./protocol, not a \"pi/…\" literal." },
-        { selector: "TemplateElement[value.raw=/^pi\\//]", message: "Use Methods / Notifications from ./protocol, not a \"pi/…\" literal." },
+        { selector: "Literal[value=/^pi\\//]", message: "Use Methods / Notifications from src/shared/protocol.ts, not a \"pi/…\" literal." },
+        { selector: "TemplateElement[value.raw=/^pi\\//]", message: "Use Methods / Notifications from src/shared/protocol.ts, not a \"pi/…\" literal." },
       ],
     },
   },
   {
     files: ["src/webview/**/*.ts"],
-    rules: { "no-restricted-imports": ["error", { paths: HOST_ONLY.paths, patterns: [...HOST_ONLY.patterns, onlyShared("../")] }] },
+    rules: webviewRules({
+      regex: "^\\.\\./(?!shared/)",
+      message: "src/webview/ may import only src/shared/ and itself: anything else in src/ is the host's. Make what it needs pure and move it to src/shared/ first.",
+    }),
   },
   {
-    files: SHARED_MODULES.map((name) => `src/${name}.ts`),
-    rules: { "no-restricted-imports": ["error", { paths: HOST_ONLY.paths, patterns: [...HOST_ONLY.patterns, onlyShared("./")] }] },
+    files: ["src/shared/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: "^(?!\\./)", message: "src/shared/ imports only src/shared/ (./…): no vscode, no Node, no package; the host and the webview both run it." }] },
+      ],
+    },
+  },
+  {
+    files: ["src/host/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ regex: "^\\.\\./webview(/|$)", message: "src/host/ never imports the webview (a browser page): share through src/shared/." }] }],
+    },
   },
   {
     // node:test's test() returns a promise the runner itself awaits.

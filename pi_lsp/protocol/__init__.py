@@ -1,7 +1,7 @@
 """The pi-lsp protocol as one typed source: methods, notifications, ``pi/event`` types, errors, enums.
 
 Everything that speaks the protocol derives from here: the server's method table and
-``initialize`` capabilities, the editors' generated definitions (``vscode-client/src/protocol.ts``,
+``initialize`` capabilities, the editors' generated definitions (``vscode-client/src/shared/protocol.ts``,
 ``nvim-client/lua/pi/protocol.lua``, made by ``python -m pi_lsp.protocol.generate``), the method
 tables of ``docs/protocol.md`` and the tests' shape checks of real traffic. This package is the
 lowest layer: it imports nothing else from pi_lsp, and it is cheap to import (the server's

@@ -1,4 +1,4 @@
-"""``vscode-client/src/protocol.ts``: the protocol as TypeScript types and constants.
+"""``vscode-client/src/shared/protocol.ts``: the protocol as TypeScript types and constants.
 
 The file depends on nothing (no ``vscode``, no ``vscode-languageclient``), so the extension host,
 its shared modules and the webview can all import it. Methods are constants (``Methods.getBranch``)

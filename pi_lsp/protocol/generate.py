@@ -15,7 +15,7 @@ from pi_lsp.protocol import gen_docs, gen_lua, gen_ts
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 TARGETS: dict[str, Callable[[str], str]] = {
-    "vscode-client/src/protocol.ts": lambda _old: gen_ts.render(),
+    "vscode-client/src/shared/protocol.ts": lambda _old: gen_ts.render(),
     "nvim-client/lua/pi/protocol.lua": lambda _old: gen_lua.render(),
     "docs/protocol.md": gen_docs.splice,
 }

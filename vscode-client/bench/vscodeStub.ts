@@ -19,6 +19,7 @@ export class Uri {
 }
 
 export const window = {
+  // The chat notifies when a run ends in an unfocused window (chatAttention.ts): this one is focused.
   state: { focused: true },
   showInputBox: () => Promise.resolve(undefined),
   showInformationMessage: () => Promise.resolve(undefined),

@@ -14,9 +14,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { chromium, type Page } from "playwright-core";
 import * as vscode from "vscode";
-import { ChatViewProvider } from "../src/chatView";
+import { ChatViewProvider } from "../src/host/chatView";
 import { deltas, replyText } from "./reply";
-import type { PiEvent } from "../src/protocol";
+import type { PiEvent } from "../src/shared/protocol";
 
 interface Options {
   bytes: number;
@@ -167,8 +167,8 @@ async function run(options: Options): Promise<Record<string, unknown>> {
     };
     const client = { sendRequest: (method: string) => Promise.resolve(answers[method] ?? {}) };
     const chat = new ChatViewProvider(vscode.Uri.file(clientDir), (() => client) as never, { current: undefined } as never, {} as never);
-    const noEvent = () => ({ dispose: () => undefined });
-    chat.resolveWebviewView({ webview, visible: true, onDidDispose: noEvent, onDidChangeVisibility: noEvent } as never);
+    const listen = () => ({ dispose: () => undefined });
+    chat.resolveWebviewView({ webview, visible: true, onDidDispose: listen, onDidChangeVisibility: listen } as never);
     const htmlFile = path.join(clientDir, "bench", "out", "chat.html");
     fs.writeFileSync(htmlFile, webview.html);
     await page.goto(`file://${htmlFile}`);

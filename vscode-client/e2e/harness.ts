@@ -9,7 +9,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import { Browser, chromium, Page } from "playwright-core";
-import { readServerState, ServerState } from "../src/sharedServer";
+import { readServerState, ServerState } from "../src/host/sharedServer";
 
 const CLIENT_DIR = path.resolve(__dirname, "..", "..");
 export const REPO_DIR = path.resolve(CLIENT_DIR, "..");

@@ -2,7 +2,9 @@
  * Rewind and review (contract v3) in a real VS Code (code-server) in headless Chromium, against the
  * real pi-lsp and the scripted model (e2e/fake_model.py): an edit reviewed hunk by hunk (only the
  * accepted hunk is written), the Changes view's diff and revert, a rewind across two branches
- * with its undo, and a proposed file edited by hand before Allow, each checked on disk. Screenshots in e2e/screenshots-rewind/.
+ * with its undo, Rewind code to here on a chat message (an icon button, in three themes), ‹ to an
+ * older version taking its code along, and a proposed file edited by hand before Allow, each checked
+ * on disk. Screenshots in e2e/screenshots-rewind/.
  */
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -11,6 +13,7 @@ import { test, TestContext } from "node:test";
 import { Browser, Locator } from "playwright-core";
 import { eventually, seeCount, seeText, seeValue, seeVisible } from "./expect";
 import { CodeServer, FakeModel, openBrowser, openWorkbench, REPO_DIR, RunDir } from "./harness";
+import { switchTheme, THEMES } from "./theme";
 import { Workbench } from "./workbench";
 
 const VSIX = process.env.PI_E2E_VSIX ?? path.join(REPO_DIR, "vscode-client", "pi-lsp-vscode.vsix");
@@ -182,12 +185,41 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
 
     await step("Rewind code to here on a chat message", async (wb) => {
       const beta = wb.articles("user message").filter({ hasText: "Write beta.txt" }).last();
-      await beta.getByRole("button", { name: "Rewind code to here", exact: true }).click();
+      const rewind = beta.getByRole("button", { name: "Rewind code to here", exact: true });
+      // An icon button among the message's other actions (shown on hover), in every kind of theme.
+      await seeCount(rewind.locator(".codicon-discard"), 1, 15_000);
+      assert.equal((await rewind.textContent())?.trim(), "");
+      assert.equal(await rewind.getAttribute("title"), "Rewind code to here");
+      for (const theme of THEMES) {
+        await switchTheme(wb, theme);
+        await beta.hover();
+        await wb.screenshot(`rewind-icon-${theme.kind}`);
+      }
+      await rewind.click();
       await seeText(wb.dialog, "Rewind code to here: delete 1 file?", 15_000);
       await wb.dialog.getByRole("button", { name: "Restore files", exact: true }).click();
       await eventually("beta.txt gone", () => fs.existsSync(file("beta.txt")), (exists) => !exists, 15_000);
       await seeText(wb.chat.getByRole("status", { name: "restore result" }), "restored 1 file: beta.txt (deleted)", 15_000);
       await wb.screenshot("chat-rewind");
+    });
+
+    await step("‹ to the older version, whose code differs: asked first, and the code comes along", async (wb) => {
+      const beta = wb.articles("user message").filter({ hasText: "Write beta.txt" }).last();
+      const versions = beta.getByRole("group", { name: "versions" });
+      await seeText(versions, "2/2", 15_000);
+      await versions.getByRole("button", { name: "Previous version", exact: true }).click();
+      // Version 1 wrote alpha.txt, which the files lack now: the same preview as a rewind, then the choice.
+      await seeText(wb.dialog, "Previous version: the code was different at that point (1 file). Rewind the code too?", 15_000);
+      await seeText(wb.dialog, "create: alpha.txt");
+      await wb.screenshot("flip-asks-rewind");
+      await wb.dialog.getByRole("button", { name: "Rewind code too", exact: true }).click();
+      await eventually("alpha.txt back with version 1", () => fs.existsSync(file("alpha.txt")), (exists) => exists, 15_000);
+      assert.equal(fs.readFileSync(file("alpha.txt"), "utf8"), "alpha\n");
+      assert.ok(!fs.existsSync(file("beta.txt")));
+      const alpha = wb.articles("user message").filter({ hasText: "Write alpha.txt" }).last();
+      await seeText(alpha.getByRole("group", { name: "versions" }), "1/2", 15_000);
+      await seeText(wb.chat.getByRole("status", { name: "restore result" }), "restored 1 file: alpha.txt", 15_000);
+      await wb.screenshot("flipped-with-code");
     });
     await step("edit the proposed text by hand before Allow: that text is written", async (wb) => {
       // The earlier diffs closed, so the review is the only diff editor.

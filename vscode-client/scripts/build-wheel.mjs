@@ -1,6 +1,6 @@
 // Builds the pi-lsp wheel the extension ships (server/pi_lsp-<version>-py3-none-any.whl), from
 // the repository root, for the private environment the extension creates when no pi-lsp is
-// installed (src/serverEnvironment.ts). Run by `npm run wheel` and before packaging the .vsix.
+// installed (src/host/serverEnvironment.ts). Run by `npm run wheel` and before packaging the .vsix.
 // Python: $PYTHON, else python3 (it needs pip; setuptools comes through pip's build isolation).
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";

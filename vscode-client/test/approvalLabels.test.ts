@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { JSDOM } from "jsdom";
-import { approvalCard, relativePath, type ApprovalRequest } from "../src/approvalModel";
-import type { ChatViewState } from "../src/chatProtocol";
+import { approvalCard, relativePath, type ApprovalRequest } from "../src/shared/approvalModel";
+import type { ChatViewState } from "../src/shared/chatProtocol";
 import { startChat } from "../src/webview/chatApp";
 
 const base: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: true, hasMore: false, approvals: [] };

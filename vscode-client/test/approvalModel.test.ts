@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DETAIL_LIMIT, approvalAnswer, approvalQuestion } from "../src/approvalModel";
+import { DETAIL_LIMIT, approvalAnswer, approvalQuestion } from "../src/shared/approvalModel";
 
 const base = { sessionId: "s", toolCallId: "t", cwd: "/w" };
 

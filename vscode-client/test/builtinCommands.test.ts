@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { JSDOM } from "jsdom";
-import { builtinCommand, commandItems } from "../src/builtinCommands";
-import type { WebviewToHost } from "../src/chatProtocol";
+import { builtinCommand, commandItems } from "../src/host/builtinCommands";
+import type { WebviewToHost } from "../src/shared/chatProtocol";
 import { startChat } from "../src/webview/chatApp";
 
 test("/ lists the built-ins first, then templates and skills; with none of those it says so", () => {

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { changeSides, lastRunChanges, sessionChanges } from "../src/changesModel";
-import { CheckpointMarks, describePreview, OVERWRITE_CHOICE, type PlannedFile } from "../src/rewindModel";
+import { changeSides, lastRunChanges, sessionChanges } from "../src/host/changesModel";
+import { CheckpointMarks, describePreview, OVERWRITE_CHOICE, type PlannedFile } from "../src/shared/rewindModel";
 import { needsServer, say, startServer } from "./realServer";
 
 test("a run's changes, their diff sides, and a rewind preview with a conflict", { skip: needsServer, timeout: 60_000 }, async () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { JSDOM } from "jsdom";
-import type { ChatViewState, WebviewToHost } from "../src/chatProtocol";
+import type { ChatViewState, WebviewToHost } from "../src/shared/chatProtocol";
 import { startChat, type SavedState } from "../src/webview/chatApp";
 
 function open(saved?: SavedState) {

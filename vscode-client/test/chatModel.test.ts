@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ChatTranscript, contentText, entryIdOf } from "../src/chatModel";
-import type { PiEvent } from "../src/protocol";
+import { ChatTranscript, contentText, entryIdOf } from "../src/shared/chatModel";
+import type { PiEvent } from "../src/shared/protocol";
 
 test("a streamed reply becomes an assistant article from its first delta on", () => {
   const chat = new ChatTranscript();

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ChatTranscript, promptBefore, type RetryStatus } from "../src/chatModel";
-import { ChatSync } from "../src/chatSync";
-import type { PiEvent } from "../src/protocol";
+import { ChatTranscript, promptBefore, type RetryStatus } from "../src/shared/chatModel";
+import { ChatSync } from "../src/host/chatSync";
+import type { PiEvent } from "../src/shared/protocol";
 
 type Json = Record<string, unknown>;
 

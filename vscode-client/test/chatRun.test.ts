@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { ChatSync } from "../src/chatSync";
+import { ChatSync } from "../src/host/chatSync";
 import { FakeModel } from "./fakeModel";
 import { needsServer, say, startServer } from "./realServer";
-import type { PiEventParams } from "../src/protocol";
+import type { PiEventParams } from "../src/shared/protocol";
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 15_000;

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { JSDOM } from "jsdom";
-import type { ChatViewState, HostToWebview } from "../src/chatProtocol";
+import type { ChatViewState, HostToWebview } from "../src/shared/chatProtocol";
 import { startChat } from "../src/webview/chatApp";
 
 const base: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: true, hasMore: false, approvals: [] };

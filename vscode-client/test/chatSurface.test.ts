@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { JSDOM } from "jsdom";
-import type { ChatMessage } from "../src/chatModel";
-import type { ChatViewState, WebviewToHost } from "../src/chatProtocol";
+import type { ChatMessage } from "../src/shared/chatModel";
+import type { ChatViewState, WebviewToHost } from "../src/shared/chatProtocol";
 import { startChat } from "../src/webview/chatApp";
 
 const base: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: false, hasMore: false, approvals: [] };

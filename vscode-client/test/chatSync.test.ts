@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatMessage } from "../src/chatModel";
-import { ChatSync } from "../src/chatSync";
+import type { ChatMessage } from "../src/shared/chatModel";
+import { ChatSync } from "../src/host/chatSync";
 
 type Json = Record<string, unknown>;
 const user = (id: string, text: string): Json => ({ type: "message", id, message: { role: "user", content: text } });

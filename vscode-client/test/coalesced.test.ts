@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Coalesced } from "../src/coalesced";
+import { Coalesced } from "../src/host/coalesced";
 
 test("the first ask runs at once; asks during a run become exactly one more run, started after them", async () => {
   const started: number[] = [];

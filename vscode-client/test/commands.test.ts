@@ -3,12 +3,12 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { CompactionPlan, describePlan, progressMessage } from "../src/compactionPlan";
-import { formatTokens } from "../src/gaugeModel";
-import { pickItem, SessionSearch } from "../src/sessionSearch";
-import { ShellResult, shellSummary } from "../src/shellResult";
-import { PROMPT_MARKER, SystemPromptResult, systemPromptDocument } from "../src/systemPromptView";
-import { treeEntryOf } from "../src/treeModel";
+import { CompactionPlan, describePlan, progressMessage } from "../src/host/compactionPlan";
+import { formatTokens } from "../src/host/gaugeModel";
+import { pickItem, SessionSearch } from "../src/host/sessionSearch";
+import { ShellResult, shellSummary } from "../src/host/shellResult";
+import { PROMPT_MARKER, SystemPromptResult, systemPromptDocument } from "../src/host/systemPromptView";
+import { treeEntryOf } from "../src/host/treeModel";
 import { needsServer, RealServer, say, startServer } from "./realServer";
 
 async function reply(server: RealServer, text: string): Promise<string> {

@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
-import type { CompactionStatus } from "../src/chatModel";
-import { ChatSync } from "../src/chatSync";
+import type { CompactionStatus } from "../src/shared/chatModel";
+import { ChatSync } from "../src/host/chatSync";
 import { assistantEntry, needsServer, say, startServer, type RealServer } from "./realServer";
-import type { CompactionEnded, CompactionStarted } from "../src/protocol";
+import type { CompactionEnded, CompactionStarted } from "../src/shared/protocol";
 
 /** A user question and the assistant's answer (whose usage says `total` tokens); the question's id. */
 async function turn(server: RealServer, question: string, answer: string, total: number): Promise<string> {

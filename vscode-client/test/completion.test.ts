@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { rankPaths } from "../src/mentions";
+import { rankPaths } from "../src/host/mentions";
 import { applyCompletion, completionAt, mentionText } from "../src/webview/completion";
 
 test("an @ token at the caret is a mention; / at the start is a command", () => {

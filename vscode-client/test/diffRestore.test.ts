@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { diffQuery, findToolCall, parseDiffQuery, rederiveDiff, toolFile, unavailableReason, unavailableText, type DiffOrigin } from "../src/diffRestore";
+import { diffQuery, findToolCall, parseDiffQuery, rederiveDiff, toolFile, unavailableReason, unavailableText, type DiffOrigin } from "../src/host/diffRestore";
 import { assistantEntry, needsServer, say, startServer } from "./realServer";
 
 const proposed: DiffOrigin = { sessionId: "s1", toolCallId: "toolu_1", kind: "proposed", path: "/w/a b&c.py" };

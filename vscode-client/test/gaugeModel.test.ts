@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { formatTokens, gaugeView } from "../src/gaugeModel";
+import { formatTokens, gaugeView } from "../src/host/gaugeModel";
 
 const usage = (tokens: number | null, shouldCompact = false) => ({
   tokens,

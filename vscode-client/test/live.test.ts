@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { FoldedTree, SessionTreeModel } from "../src/treeModel";
+import { FoldedTree, SessionTreeModel } from "../src/host/treeModel";
 import { needsServer, say, startServer } from "./realServer";
 
 test("an entry appended to the file by another program becomes the tree's leaf", { skip: needsServer, timeout: 60_000 }, async () => {

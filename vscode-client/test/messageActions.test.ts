@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { actionsFor, branchFromHere, editAndResend, forkToNewSession, Requester } from "../src/messageActions";
+import { actionsFor, branchFromHere, editAndResend, forkToNewSession, Requester } from "../src/shared/messageActions";
 
 /** A requester that records each call and answers from a table (a call it has no answer for fails). */
 function recorder(answers: Record<string, unknown> = {}): { calls: [string, object][]; request: Requester } {

@@ -1,9 +1,11 @@
 /** The versions of an edited and resent message (‹ 1/2 ›), worked out from the real server's folded tree. */
 import assert from "node:assert/strict";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { MessageVersions } from "../src/messageVersions";
-import type { FoldedTree } from "../src/protocol";
+import { flipVersion, MessageVersions } from "../src/shared/messageVersions";
+import type { PlannedFile } from "../src/shared/rewindModel";
+import type { FoldedTree } from "../src/shared/protocol";
 import { assistantEntry, needsServer, say, startServer } from "./realServer";
 
 test("a resent message and the one it replaced are versions 1/2 and 2/2; flipping goes to the newest leaf of the other", { skip: needsServer, timeout: 60_000 }, async () => {
@@ -48,4 +50,59 @@ test("an empty session, or one with no resent message, offers no versions", () =
   const tree: FoldedTree = { leafId: null, format: "folded", rootIds: [], leafSegmentId: null, segments: [] };
   assert.deepEqual(new MessageVersions(tree).places(["a"]), {});
   assert.deepEqual(new MessageVersions(undefined).places(["a"]), {});
+});
+
+test("‹ to a version whose code differs asks first, and takes the code along (or not, or cancels); no question when it matches", { skip: needsServer, timeout: 60_000 }, async () => {
+  const server = await startServer();
+  try {
+    const workspace = path.join(server.home, "workspace");
+    fs.mkdirSync(workspace);
+    const exists = (name: string): boolean => fs.existsSync(path.join(workspace, name));
+    await server.request("pi/newSession", { cwd: workspace, sessionDir: path.join(server.home, "sessions") });
+    await server.request("pi/bash", { command: "true", excludeFromContext: true }); // the first snapshot: an empty workspace
+    const leaf = async (): Promise<string> => (await server.request<{ entries: { id: string }[] }>("pi/getBranch", {})).entries.at(-1)?.id ?? "";
+    const before = await leaf();
+    // Version 1 writes alpha.txt; version 2, resent from the same point with the code rewound, writes beta.txt.
+    const alpha = await say(server, "Write alpha.txt");
+    await server.request("pi/bash", { command: "echo alpha > alpha.txt", excludeFromContext: true });
+    const alphaLeaf = await leaf();
+    await server.request("pi/setLeaf", { id: before, restoreFiles: true });
+    assert.ok(!exists("alpha.txt"));
+    const beta = await say(server, "Write beta.txt");
+    await server.request("pi/bash", { command: "echo beta > beta.txt", excludeFromContext: true });
+    const betaLeaf = await leaf();
+    const versions = async (): Promise<MessageVersions> => MessageVersions.load(server.request, await server.request<FoldedTree>("pi/getTree", { fold: true }));
+
+    const asked: PlannedFile[][] = [];
+    const answer = (reply: boolean | undefined) => (files: PlannedFile[]): Promise<boolean | undefined> => {
+      asked.push(files);
+      return Promise.resolve(reply);
+    };
+    // Cancelled: nothing moves.
+    assert.deepEqual(await flipVersion(server.request, await versions(), beta, -1, answer(undefined)), { cancelled: true });
+    assert.equal(await leaf(), betaLeaf);
+    assert.deepEqual(
+      asked[0].map((file) => [file.path, file.change]),
+      [["alpha.txt", "create"], ["beta.txt", "delete"]],
+      "shown what a rewind to version 1 would do",
+    );
+    // Rewind the code too: the leaf and the files go to version 1.
+    const flipped = await flipVersion(server.request, await versions(), beta, -1, answer(true));
+    assert.equal(await leaf(), alphaLeaf);
+    assert.ok("leafId" in flipped && flipped.leafId === alphaLeaf);
+    assert.deepEqual(flipped.restored?.restored.map((file) => file.path).sort(), ["alpha.txt", "beta.txt"]);
+    assert.ok(exists("alpha.txt") && !exists("beta.txt"));
+    // Keep the code: the leaf goes back to version 2, the files stay version 1's.
+    const kept = await flipVersion(server.request, await versions(), alpha, 1, answer(false));
+    assert.deepEqual(kept, { leafId: betaLeaf });
+    assert.ok(exists("alpha.txt") && !exists("beta.txt"));
+    assert.equal(asked.length, 3);
+    // The files already are version 1's: back to it without a question.
+    assert.deepEqual(await flipVersion(server.request, await versions(), beta, -1, answer(undefined)), { leafId: alphaLeaf });
+    assert.equal(asked.length, 3, "no question when the code is the same");
+    // No version there: gone, nothing asked.
+    assert.deepEqual(await flipVersion(server.request, await versions(), alpha, -1, answer(true)), { gone: true });
+  } finally {
+    server.close();
+  }
 });

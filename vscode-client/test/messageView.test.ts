@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { JSDOM } from "jsdom";
-import type { ChatMessage } from "../src/chatModel";
-import type { MessageAction } from "../src/messageActions";
+import type { ChatMessage } from "../src/shared/chatModel";
+import type { MessageAction } from "../src/shared/messageActions";
 import { createMarkdown } from "../src/webview/markdown";
 import { messageArticle, type MessageViewContext } from "../src/webview/messageView";
 

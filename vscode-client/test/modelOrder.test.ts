@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { modelFamily, orderModels } from "../src/modelOrder";
+import { modelFamily, orderModels } from "../src/host/modelOrder";
 
 const ids = [
   "claude-3-5-haiku-20241022",

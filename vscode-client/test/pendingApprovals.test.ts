@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { approvalCard, PendingApprovals, type ApprovalRequest } from "../src/approvalModel";
+import { approvalCard, PendingApprovals, type ApprovalRequest } from "../src/shared/approvalModel";
 
 const edit: ApprovalRequest = {
   sessionId: "s",

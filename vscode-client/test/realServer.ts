@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createMessageConnection, MessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
-import type { Requester } from "../src/treeModel";
+import type { Requester } from "../src/host/treeModel";
 
 export const serverCommand = process.env.PI_LSP_COMMAND;
 /** For test options: skip with a reason when no server was given. */

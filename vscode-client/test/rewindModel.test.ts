@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CheckpointMarks, describePreview, OVERWRITE_CHOICE, RESTORE_CHOICE, restoredSummary } from "../src/rewindModel";
+import { CheckpointMarks, describePreview, OVERWRITE_CHOICE, RESTORE_CHOICE, restoredSummary } from "../src/shared/rewindModel";
 
 const message = (id: string) => ({ id, type: "message", message: { role: "user", content: "x" } });
 const checkpoint = (id: string) => ({ id, type: "custom", customType: "pi-lsp/checkpoint", data: { snapshot: "s", files: [] } });

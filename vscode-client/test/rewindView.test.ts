@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { JSDOM } from "jsdom";
-import type { ChatMessage } from "../src/chatModel";
-import type { ChatViewState, WebviewToHost } from "../src/chatProtocol";
+import type { ChatMessage } from "../src/shared/chatModel";
+import type { ChatViewState, WebviewToHost } from "../src/shared/chatProtocol";
 import { startChat } from "../src/webview/chatApp";
 
 function open() {
@@ -20,7 +20,9 @@ function open() {
 const base: ChatViewState = { messages: [], queue: { steering: [], followUp: [] }, running: false, hasMore: false, approvals: [] };
 const user: ChatMessage = { key: "u1", kind: "user", text: "write a.txt" };
 const reply: ChatMessage = { key: "a1", kind: "assistant", text: "Done." };
-const buttons = (within: ParentNode, name: string) => Array.from(within.querySelectorAll("button")).filter((b) => b.textContent === name);
+/** Buttons by accessible name: an icon button's aria-label, else its text. */
+const buttons = (within: ParentNode, name: string) =>
+  Array.from(within.querySelectorAll("button")).filter((b) => (b.getAttribute("aria-label") ?? b.textContent?.trim()) === name);
 
 test("messages with a workspace state offer Rewind code to here; the restore line offers Undo restore", () => {
   const { app, doc, posted } = open();
@@ -32,6 +34,13 @@ test("messages with a workspace state offer Rewind code to here; the restore lin
   app.receive({ type: "state", state: { ...base, messages: [user, reply], rewindable: [entryIds[1] ?? ""] } });
   const [rewind] = buttons(articles[1], "Rewind code to here");
   assert.ok(rewind, "the reply offers the rewind");
+  // An icon button like the message's other actions, in their bar: named, with a tooltip, no text.
+  assert.ok(rewind.classList.contains("icon-button"));
+  assert.equal(rewind.title, "Rewind code to here");
+  assert.equal(rewind.textContent, "");
+  assert.ok(rewind.querySelector(".codicon.codicon-discard[aria-hidden=true]"));
+  assert.equal(rewind.parentElement, articles[1].querySelector(":scope > [role=group][aria-label='message actions']"));
+  assert.ok(buttons(rewind.parentElement as HTMLElement, "Branch from here")[0], "beside Branch from here");
   assert.equal(buttons(articles[0], "Rewind code to here").length, 0);
   // The same article is kept (a redraw adds the button, no new DOM), and the button is not doubled.
   app.receive({ type: "state", state: { ...base, messages: [user, reply], rewindable: [entryIds[1] ?? ""] } });

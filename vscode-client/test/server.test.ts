@@ -9,9 +9,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
-import { ChatTranscript } from "../src/chatModel";
-import { gaugeView } from "../src/gaugeModel";
-import { FoldedTree, SessionTreeModel, describeEntry } from "../src/treeModel";
+import { ChatTranscript } from "../src/shared/chatModel";
+import { gaugeView } from "../src/host/gaugeModel";
+import { FoldedTree, SessionTreeModel, describeEntry } from "../src/host/treeModel";
 
 const serverCommand = process.env.PI_LSP_COMMAND;
 

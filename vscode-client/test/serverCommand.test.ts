@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
-import { chooseServer, findOnPathWith, ServerNotFoundError } from "../src/serverCommand";
+import { chooseServer, findOnPathWith, ServerNotFoundError } from "../src/host/serverCommand";
 
 test("the configured command wins over everything, split into program and arguments", () => {
   const found = chooseServer(["/venv/bin/python", "-m", "pi_lsp"], "/usr/bin/python3", () => "/usr/bin/pi-lsp");

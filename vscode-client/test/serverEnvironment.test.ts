@@ -17,8 +17,8 @@ import {
   PythonMissingError,
   readyEnvironment,
   shippedWheel,
-} from "../src/serverEnvironment";
-import { ServerNotFoundError } from "../src/serverCommand";
+} from "../src/host/serverEnvironment";
+import { ServerNotFoundError } from "../src/host/serverCommand";
 
 const clientDir = path.resolve(__dirname, "..", "..");
 const wheelDir = path.join(clientDir, "server");

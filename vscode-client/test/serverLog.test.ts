@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { LogTail } from "../src/serverLog";
+import { LogTail } from "../src/host/serverLog";
 
 test("only what is appended after start is passed on, in order, split characters joined", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-log-"));

@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { checkProgram, findOnPathWith, ServerNotFoundError } from "../src/serverCommand";
+import { checkProgram, findOnPathWith, ServerNotFoundError } from "../src/host/serverCommand";
 
 const executable = (file: string): boolean => {
   try {

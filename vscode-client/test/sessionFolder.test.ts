@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { chooseFolder } from "../src/sessionFolder";
+import { chooseFolder } from "../src/host/sessionFolder";
 
 test("a multi-root session runs in the active editor's folder, else the only one, else the user is asked", () => {
   assert.deepEqual(chooseFolder(["/w/api", "/w/web"], "/w/web"), { ask: false, folder: "/w/web" });

@@ -1,7 +1,7 @@
 /** Open Session… names a fork apart from the session it was made from (against the real server). */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { pickItem, SessionSearch } from "../src/sessionSearch";
+import { pickItem, SessionSearch } from "../src/host/sessionSearch";
 import { assistantEntry, needsServer, say, startServer } from "./realServer";
 
 test("Open Session… marks a fork and names its source", { skip: needsServer }, async () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { sessionDescription, whenStarted } from "../src/sessionTitle";
+import { sessionDescription, whenStarted } from "../src/host/sessionTitle";
 
 const now = new Date(2026, 11, 3, 22, 40);
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { effectiveValue, piSettings, SERVER_SETTINGS, USER_ONLY_SETTINGS } from "../src/settings";
+import { effectiveValue, piSettings, SERVER_SETTINGS, USER_ONLY_SETTINGS } from "../src/host/settings";
 
 test("only settings the user set are sent, nested as the protocol expects", () => {
   const values: Record<string, unknown> = {

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { USER_ONLY_SETTINGS } from "../src/settings";
+import { USER_ONLY_SETTINGS } from "../src/host/settings";
 
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as {
   extensionKind?: string[];

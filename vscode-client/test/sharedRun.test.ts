@@ -10,11 +10,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { createMessageConnection, MessageConnection, SocketMessageReader, SocketMessageWriter } from "vscode-jsonrpc/node";
-import { ChatSync } from "../src/chatSync";
-import { connectShared, readServerState, SharedServerFiles, sharedServerFiles, stopShared } from "../src/sharedServer";
+import { ChatSync } from "../src/host/chatSync";
+import { connectShared, readServerState, SharedServerFiles, sharedServerFiles, stopShared } from "../src/host/sharedServer";
 import { FakeModel } from "./fakeModel";
 import { needsServer, serverCommand } from "./realServer";
-import type { PiEventParams } from "../src/protocol";
+import type { PiEventParams } from "../src/shared/protocol";
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 20_000;

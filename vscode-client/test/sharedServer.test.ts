@@ -20,7 +20,7 @@ import {
   sharedServerArgs,
   sharedServerFiles,
   stopShared,
-} from "../src/sharedServer";
+} from "../src/host/sharedServer";
 
 const posixOnly = process.platform === "win32" ? "POSIX signals and modes" : false;
 

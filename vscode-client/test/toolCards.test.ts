@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { editReplacements, isCollapsedTool, proposedDiff, recordedDiff, toolSummary } from "../src/toolCards";
+import { editReplacements, isCollapsedTool, proposedDiff, recordedDiff, toolSummary } from "../src/shared/toolCards";
 
 test("tool summaries say what the call does in one line", () => {
   assert.equal(toolSummary("bash", { command: "npm test" }), "$ npm test");

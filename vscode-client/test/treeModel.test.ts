@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
-import { segmentName } from "../src/treeFilter";
-import { describeEntry, FoldedTree, PAGE_SIZE, SessionTreeModel, TreeRow, treeEntryOf } from "../src/treeModel";
+import { segmentName } from "../src/host/treeFilter";
+import { describeEntry, FoldedTree, PAGE_SIZE, SessionTreeModel, TreeRow, treeEntryOf } from "../src/host/treeModel";
 import { assistantEntry, needsServer, say, startServer } from "./realServer";
 
 const ids = (rows: TreeRow[]) =>

@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { test } from "node:test";
-import type { ApprovalRequest } from "../src/approvalModel";
-import { HunkReview } from "../src/hunkReviewModel";
-import { applyDiff, composeHunks, DiffMismatch, parseHunks, unapplyDiff } from "../src/unifiedDiff";
+import type { ApprovalRequest } from "../src/shared/approvalModel";
+import { HunkReview } from "../src/host/hunkReviewModel";
+import { applyDiff, composeHunks, DiffMismatch, parseHunks, unapplyDiff } from "../src/host/unifiedDiff";
 import { needsServer, serverCommand } from "./realServer";
 
 const python = serverCommand ? path.join(path.dirname(serverCommand), "python") : "";

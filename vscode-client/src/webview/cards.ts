@@ -2,9 +2,9 @@
  * The chat's blocks besides messages: queued messages, approval cards, the compaction's and the
  * automatic retry's status rows and the no-API-key notice.
  */
-import type { ApprovalCard } from "../approvalModel";
-import type { CompactionStatus, RetryStatus } from "../chatModel";
-import type { ChatNotice, QueueView } from "../chatProtocol";
+import type { ApprovalCard } from "../shared/approvalModel";
+import type { CompactionStatus, RetryStatus } from "../shared/chatModel";
+import type { ChatNotice, QueueView } from "../shared/chatProtocol";
 
 export interface CardContext {
   document: Document;

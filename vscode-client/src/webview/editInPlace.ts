@@ -4,7 +4,7 @@
  * ‹ 1/2 › to flip between its versions (the sibling user messages under one parent in the tree).
  * Both are added to (or updated in) the article the chat drew, so a redraw keeps what is typed.
  */
-import type { VersionPlace } from "../messageVersions";
+import type { VersionPlace } from "../shared/messageVersions";
 import { iconButton } from "./messageView";
 
 const EDITOR_CLASS = "edit-box";

@@ -2,9 +2,9 @@
  * One chat message as a DOM article: a reply as sanitised markdown with its thinking, a tool call
  * as a compact card, a compaction or branch summary as a collapsed card, the rest as text.
  */
-import { entryIdOf, type ChatKind, type ChatMessage, type ToolCard } from "../chatModel";
-import { ACTION_LABELS, actionsFor, type MessageAction } from "../messageActions";
-import { isCollapsedTool, isDiffTool } from "../toolCards";
+import { entryIdOf, type ChatKind, type ChatMessage, type ToolCard } from "../shared/chatModel";
+import { ACTION_LABELS, actionsFor, type MessageAction } from "../shared/messageActions";
+import { isCollapsedTool, isDiffTool } from "../shared/toolCards";
 import { failureTitle, readableError } from "./cards";
 import type { MarkdownRenderer, MarkdownStream } from "./markdown";
 
@@ -34,10 +34,11 @@ export interface MessageViewContext {
 }
 
 /** The codicon of each message action (shown on hover and keyboard focus; the label is its accessible name). */
-const ACTION_ICONS: Partial<Record<MessageAction, string>> = {
+const ACTION_ICONS: Record<MessageAction, string> = {
   editAndResend: "edit",
   branchFromHere: "git-branch",
   forkToNewSession: "repo-forked",
+  rewindCode: "discard",
 };
 
 /** An icon-only button: a codicon, named for assistive technology and tooltips by `label`. */
@@ -52,6 +53,11 @@ export function iconButton(doc: Document, icon: string, label: string): HTMLButt
   glyph.setAttribute("aria-hidden", "true");
   button.append(glyph);
   return button;
+}
+
+/** A message action's icon button (its label the accessible name and tooltip). */
+export function actionButton(doc: Document, action: MessageAction): HTMLButtonElement {
+  return iconButton(doc, ACTION_ICONS[action], ACTION_LABELS[action]);
 }
 
 /** Bash output shown while it streams: the last lines only (the whole output is in the card's details). */
@@ -216,7 +222,7 @@ export function messageArticle(context: MessageViewContext, message: ChatMessage
     bar.setAttribute("role", "group");
     bar.setAttribute("aria-label", "message actions");
     for (const action of actions) {
-      const button = iconButton(context.document, ACTION_ICONS[action] ?? "ellipsis", ACTION_LABELS[action]);
+      const button = actionButton(context.document, action);
       button.addEventListener("click", () => context.onAction(action, entryId, message.text));
       bar.append(button);
     }

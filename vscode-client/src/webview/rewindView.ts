@@ -1,12 +1,12 @@
 /**
- * The chat's parts for rewind and review (contract v3): the *Rewind code to here* button on messages
- * that have a workspace state, the line saying what a restore did (with *Undo restore*), and the
- * per-hunk checkboxes of an approval card with "2 of 3 changes accepted". Each is added to (or
+ * The chat's parts for rewind and review (contract v3): the *Rewind code to here* icon button on
+ * messages that have a workspace state, the line saying what a restore did (with *Undo restore*), and
+ * the per-hunk checkboxes of an approval card with "2 of 3 changes accepted". Each is added to (or
  * updated in) the DOM the rest of the chat draws, so cached messages and cards stay as they are.
  */
-import type { ApprovalCard } from "../approvalModel";
-import { ACTION_LABELS } from "../messageActions";
-import type { RestoreNotice } from "../rewindModel";
+import type { ApprovalCard } from "../shared/approvalModel";
+import type { RestoreNotice } from "../shared/rewindModel";
+import { actionButton } from "./messageView";
 
 const REWIND_CLASS = "rewind-code";
 /** Whether each drawn article has the button, so the draw of every streamed delta touches no DOM here. */
@@ -30,10 +30,8 @@ export function syncRewindButton(doc: Document, article: HTMLElement, enabled: b
     bar.setAttribute("aria-label", "message actions");
     article.append(bar);
   }
-  const button = doc.createElement("button");
-  button.type = "button";
-  button.className = REWIND_CLASS;
-  button.textContent = ACTION_LABELS.rewindCode;
+  const button = actionButton(doc, "rewindCode");
+  button.classList.add(REWIND_CLASS);
   button.addEventListener("click", onRewind);
   bar.append(button);
 }

@@ -3,7 +3,7 @@
  * kept (an older, slower search never overwrites a newer one). Pure: the requester is passed in.
  */
 import type { Requester } from "./treeModel";
-import { Methods } from "./protocol";
+import { Methods } from "../shared/protocol";
 
 export interface SessionInfo {
   path: string;

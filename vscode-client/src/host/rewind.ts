@@ -5,20 +5,22 @@
  * Branch from here ask when the target's workspace state differs from the leaf's.
  */
 import * as vscode from "vscode";
-import type { Requester } from "./messageActions";
-import { Methods } from "./protocol";
+import type { Requester } from "../shared/messageActions";
+import { Methods } from "../shared/protocol";
 import {
   describePreview,
   KEEP_CODE_CHOICE,
   OVERWRITE_CHOICE,
+  previewRestore,
   RESTORE_CHOICE,
   restoredSummary,
   REWIND_TOO_CHOICE,
+  rewindTooChoice,
   rewindTooQuestion,
   type PlannedFile,
   type RestoreNotice,
   type RestoreResult,
-} from "./rewindModel";
+} from "../shared/rewindModel";
 
 export class Rewinder {
   private readonly restoredFiles = new vscode.EventEmitter<void>();
@@ -31,14 +33,9 @@ export class Rewinder {
     private readonly show: (notice: RestoreNotice | undefined) => void,
   ) {}
 
-  private async preview(targetId: string): Promise<PlannedFile[]> {
-    const { files } = await this.request<{ files: PlannedFile[] }>(Methods.previewRestore, { targetId });
-    return files;
-  }
-
   /** Rewind code to here: the preview in a modal, then the restore the user chose (or nothing). */
   async rewind(targetId: string): Promise<void> {
-    const files = await this.preview(targetId);
+    const files = await previewRestore(this.request, targetId);
     const { message, detail, choices } = describePreview(files);
     if (choices.length === 0) {
       await vscode.window.showInformationMessage(message, { modal: true, detail });
@@ -64,15 +61,17 @@ export class Rewinder {
   }
 
   /**
-   * Before Edit and resend / Branch from here moves to `targetId`: whether to rewind the code too,
-   * asked only when that point's workspace state differs from the leaf's. Undefined: cancelled.
+   * Before Edit and resend / Branch from here / ‹ › moves to `targetId`: whether to rewind the code
+   * too, asked only when that point's workspace state differs from the leaf's. Undefined: cancelled.
    */
-  async rewindToo(targetId: string, action: string): Promise<{ restoreFiles: boolean } | undefined> {
-    const files = await this.preview(targetId);
-    if (files.length === 0) return { restoreFiles: false };
+  rewindToo(targetId: string, action: string): Promise<{ restoreFiles: boolean } | undefined> {
+    return rewindTooChoice(this.request, targetId, (files) => this.askRewindToo(files, action));
+  }
+
+  /** The modal "Rewind the code too?" over a non-empty preview: true rewinds, false keeps, undefined cancels. */
+  async askRewindToo(files: PlannedFile[], action: string): Promise<boolean | undefined> {
     const { message, detail } = rewindTooQuestion(files, action);
     const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, REWIND_TOO_CHOICE, KEEP_CODE_CHOICE);
-    if (choice === undefined) return undefined;
-    return { restoreFiles: choice === REWIND_TOO_CHOICE };
+    return choice === undefined ? undefined : choice === REWIND_TOO_CHOICE;
   }
 }

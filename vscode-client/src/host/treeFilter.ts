@@ -3,7 +3,7 @@
  * default: settings changes (`model_change`, `thinking_level_change`), labels (shown on the entry
  * they name instead) and checkpoint entries (the workspace states of contract v3). Pure.
  */
-import { CHECKPOINT_TYPE, isCheckpointEntry } from "./rewindModel";
+import { CHECKPOINT_TYPE, isCheckpointEntry } from "../shared/rewindModel";
 import type { Segment, TreeEntry } from "./treeModel";
 
 type Json = Record<string, unknown>;

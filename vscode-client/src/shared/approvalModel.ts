@@ -65,7 +65,7 @@ export interface ApprovalCard {
   detail: string;
   /** An edit/write: its diff can be opened in the diff editor. */
   diffable: boolean;
-  /** Per-hunk review of an edit/write (src/hunkReviewModel.ts): each hunk's header and whether it is accepted. */
+  /** Per-hunk review of an edit/write (src/host/hunkReviewModel.ts): each hunk's header and whether it is accepted. */
   review?: { hunks: { index: number; header: string; accepted: boolean }[]; summary: string; edited: boolean };
 }
 

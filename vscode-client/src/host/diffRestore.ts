@@ -8,9 +8,9 @@
  */
 import * as os from "node:os";
 import * as nodePath from "node:path";
-import type { Requester } from "./messageActions";
-import { proposedDiff, recordedDiff, type DiffSides } from "./toolCards";
-import { Methods } from "./protocol";
+import type { Requester } from "../shared/messageActions";
+import { proposedDiff, recordedDiff, type DiffSides } from "../shared/toolCards";
+import { Methods } from "../shared/protocol";
 
 type Json = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
  * shared server's state file or its environment. It is handed over again whenever the client
  * (re)connects, so it takes effect without a restart and survives one.
  */
-import { Methods } from "./protocol";
+import { Methods } from "../shared/protocol";
 import * as vscode from "vscode";
 
 const SECRET = "pi.anthropicApiKey";

@@ -7,26 +7,26 @@ import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { askApproval } from "./approvals";
-import { ApprovalAnswer, approvalCard, ApprovalRequest, PendingApprovals } from "./approvalModel";
+import { ApprovalAnswer, approvalCard, ApprovalRequest, PendingApprovals } from "../shared/approvalModel";
 import { ChatAttention } from "./chatAttention";
 import { builtinCommand } from "./builtinCommands";
 import { ChatCompletions } from "./chatCompletions";
 import { runCodeAction } from "./codeActions";
-import { entryIdOf, promptBefore, type ChatMessage } from "./chatModel";
-import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "./chatProtocol";
+import { entryIdOf, promptBefore, type ChatMessage } from "../shared/chatModel";
+import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "../shared/chatProtocol";
 import { ChatSync } from "./chatSync";
 import { toolFile } from "./diffRestore";
 import { currentText, DiffDocuments } from "./diffView";
 import { HunkReviews } from "./hunkReview";
-import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "./messageActions";
-import { MessageVersions } from "./messageVersions";
+import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "../shared/messageActions";
+import { flipVersion, MessageVersions } from "../shared/messageVersions";
 import { Rewinder } from "./rewind";
-import type { RestoreNotice } from "./rewindModel";
+import type { RestoreNotice } from "../shared/rewindModel";
 import { orderModels } from "./modelOrder";
 import { sessionDescription, sessionStart } from "./sessionTitle";
 import { PiSession } from "./session";
-import { proposedDiff, recordedDiff } from "./toolCards";
-import { type CompactionEnded, type CompactionStarted, Methods, type PiEvent } from "./protocol";
+import { proposedDiff, recordedDiff } from "../shared/toolCards";
+import { type CompactionEnded, type CompactionStarted, Methods, type PiEvent } from "../shared/protocol";
 
 /** The server's ModelError code; with ANTHROPIC_API_KEY in its message it means "no key". */
 const MODEL_ERROR = -32004;
@@ -141,11 +141,17 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.post();
   }
 
-  /** ‹ / › on a resent message: the leaf moves to the newest entry under that version. */
+  /**
+   * ‹ / › on a resent message: the leaf moves to the newest entry under that version; when that
+   * version's code differs from the leaf's, "Rewind the code too?" first (as Edit and resend asks).
+   */
   private async flipVersion(entryId: string, step: -1 | 1): Promise<void> {
-    const target = this.versions.target(entryId, step);
-    if (target === undefined) return this.status("That version is gone; the chat is drawn again.");
-    await this.request(Methods.setLeaf, { id: target });
+    const request: Requester = (method, params) => this.request(method, params);
+    const action = step < 0 ? "Previous version" : "Next version";
+    const flipped = await flipVersion(request, this.versions, entryId, step, (files) => this.rewinder.askRewindToo(files, action));
+    if ("gone" in flipped) return this.status("That version is gone; the chat is drawn again.");
+    if ("cancelled" in flipped) return;
+    this.rewinder.restored(flipped.restored);
     await this.redraw();
   }
 

@@ -1,6 +1,6 @@
 /** Answers the server's `pi/requestApproval`: shows the diff or command, asks Allow / Allow always / Deny. */
 import * as vscode from "vscode";
-import { APPROVAL_CHOICES, ApprovalAnswer, ApprovalRequest, approvalAnswer, approvalQuestion } from "./approvalModel";
+import { APPROVAL_CHOICES, ApprovalAnswer, ApprovalRequest, approvalAnswer, approvalQuestion } from "../shared/approvalModel";
 import { diffColumn } from "./diffView";
 
 export async function askApproval(request: ApprovalRequest): Promise<ApprovalAnswer> {

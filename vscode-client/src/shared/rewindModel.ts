@@ -1,10 +1,11 @@
 /**
  * Rewinding the workspace with the tree (contract v3 checkpoints), pure: which chat messages have
  * a workspace state, what a restore preview says, the choices it offers, and what the chat says
- * afterwards. The requests themselves are in src/rewind.ts.
+ * afterwards. The modal questions and the restore itself are in src/host/rewind.ts.
  */
 
-import type { PiEvent } from "./protocol";
+import type { Requester } from "./messageActions";
+import { Methods, type PiEvent } from "./protocol";
 
 type Json = Record<string, unknown>;
 
@@ -31,6 +32,12 @@ export interface RestoreResult {
 export interface RestoreNotice {
   text: string;
   undoId?: string;
+}
+
+/** `pi/previewRestore`: what restoring the workspace to `targetId`'s state would change (empty: nothing differs). */
+export async function previewRestore(request: Requester, targetId: string): Promise<PlannedFile[]> {
+  const { files } = await request<{ files: PlannedFile[] }>(Methods.previewRestore, { targetId });
+  return files;
 }
 
 export const isCheckpointEntry = (entry: Json): boolean => entry.type === "custom" && entry.customType === CHECKPOINT_TYPE;
@@ -150,7 +157,23 @@ export function restoredSummary(result: RestoreResult, undone = false): string {
 export const REWIND_TOO_CHOICE = "Rewind code too";
 export const KEEP_CODE_CHOICE = "Keep the code";
 
-/** The question Edit and resend / Branch from here ask when the target's workspace state differs. */
+/**
+ * Before the leaf moves to `targetId` (Edit and resend, Branch from here, ‹ / › versions): whether to
+ * take the code along. `ask` is shown the preview only when that point's workspace state differs from
+ * the leaf's; undefined: the user cancelled the move.
+ */
+export async function rewindTooChoice(
+  request: Requester,
+  targetId: string,
+  ask: (files: PlannedFile[]) => Promise<boolean | undefined>,
+): Promise<{ restoreFiles: boolean } | undefined> {
+  const files = await previewRestore(request, targetId);
+  if (files.length === 0) return { restoreFiles: false };
+  const rewind = await ask(files);
+  return rewind === undefined ? undefined : { restoreFiles: rewind };
+}
+
+/** The question asked before a leaf move when the target's workspace state differs. */
 export function rewindTooQuestion(files: readonly PlannedFile[], action: string): { message: string; detail: string } {
   const { detail } = describePreview(files);
   return {

@@ -8,7 +8,7 @@ import { ContextUsage } from "./gaugeModel";
 import { chooseFolder } from "./sessionFolder";
 import { pickItem, SessionSearch } from "./sessionSearch";
 import { FoldedTree, TreeEntry, treeEntryOf } from "./treeModel";
-import { Methods } from "./protocol";
+import { Methods } from "../shared/protocol";
 
 export interface SessionState {
   sessionId: string;

@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import { LanguageClient, State } from "vscode-languageclient/node";
 import { ApiKeys } from "./apiKey";
-import { ApprovalRequest } from "./approvalModel";
+import { ApprovalRequest } from "../shared/approvalModel";
 import { ChangesViewProvider } from "./changesView";
 import { ChatViewProvider } from "./chatView";
 import { createClient, currentPiSettings, resolveServer, SharedServerLink, sharesServer } from "./client";
@@ -14,7 +14,7 @@ import { registerSessionDocuments } from "./sessionDocuments";
 import { SessionTreeProvider } from "./sessionTree";
 import { ServerNotFoundError } from "./serverCommand";
 import { registerTreeCommands } from "./treeCommands";
-import { Notifications, ServerRequestMethods, type CompactionEnded, type CompactionStarted, type PiEventParams, type SessionChanged } from "./protocol";
+import { Notifications, ServerRequestMethods, type CompactionEnded, type CompactionStarted, type PiEventParams, type SessionChanged } from "../shared/protocol";
 
 let client: LanguageClient | undefined;
 /** The user's shared server, when windows share one (pi.server.shared). */

@@ -2,7 +2,7 @@
  * The model picker's order: the current model on top, then the families (Opus, Sonnet, Haiku, …)
  * each together, the family with the newest model first, and within a family newest first.
  */
-import type { ModelChoice } from "./chatProtocol";
+import type { ModelChoice } from "../shared/chatProtocol";
 
 const FAMILIES = ["opus", "sonnet", "haiku"];
 

@@ -4,7 +4,7 @@ import { LanguageClient } from "vscode-languageclient/node";
 import { PiSession, RESTORE_WAIT_MS } from "./session";
 import { ShellResult, shellSummary } from "./shellResult";
 import { SystemPromptResult, systemPromptDocument } from "./systemPromptView";
-import { Methods } from "./protocol";
+import { Methods } from "../shared/protocol";
 
 const SCHEME = "pi-system-prompt";
 

@@ -2,12 +2,12 @@
  * Per-hunk review of an edit/write waiting for approval, in VS Code's diff editor: the file now
  * (read-only) against the proposed file, an editable document of the `pi-proposed` scheme. Each
  * hunk has CodeLenses to accept or reject it (as do the card's checkboxes); the user may also edit
- * the proposed text. The answer sends what the editor shows (src/hunkReviewModel.ts), and the tab
+ * the proposed text. The answer sends what the editor shows (hunkReviewModel.ts), and the tab
  * closes once the approval is answered. Accepting or rejecting a hunk makes the proposed text
  * again from the hunks (edits by hand are then replaced).
  */
 import * as vscode from "vscode";
-import type { ApprovalAnswer, ApprovalCard, ApprovalRequest } from "./approvalModel";
+import type { ApprovalAnswer, ApprovalCard, ApprovalRequest } from "../shared/approvalModel";
 import { diffColumn } from "./diffView";
 import { HunkReview } from "./hunkReviewModel";
 

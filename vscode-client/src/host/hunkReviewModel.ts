@@ -4,7 +4,7 @@
  * (for its CodeLens), what the card says ("2 of 3 changes accepted") and the answer that writes
  * exactly what the user saw: all hunks → a plain allow, some → `hunks`, text edited by hand → `content`.
  */
-import type { ApprovalAnswer, ApprovalRequest } from "./approvalModel";
+import type { ApprovalAnswer, ApprovalRequest } from "../shared/approvalModel";
 import { composeHunks, DiffMismatch, parseHunks, type Composed, type ParsedHunk } from "./unifiedDiff";
 
 export interface ReviewHunk {

@@ -4,7 +4,7 @@
  * O(segments)); a segment's entries are loaded when it is expanded, a page at a time from its end
  * (`pi/getBranch` with `limit`, then `beforeId` for earlier pages). Pure: the requester is passed in.
  */
-import { Methods } from "./protocol";
+import { Methods } from "../shared/protocol";
 
 import { hiddenByDefault } from "./treeFilter";
 
@@ -136,7 +136,7 @@ export class SessionTreeModel {
   /** Position in its segment (0 = first) of every entry loaded so far. */
   private readonly positions = new Map<string, { segmentId: string; position: number }>();
 
-  /** `showAll`: also the entries pi's tree hides by default (settings changes, labels, checkpoints; src/treeFilter.ts). */
+  /** `showAll`: also the entries pi's tree hides by default (settings changes, labels, checkpoints; treeFilter.ts). */
   constructor(
     private readonly tree: FoldedTree,
     private readonly request: Requester,

@@ -89,7 +89,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
         ? Collapsible.Expanded
         : Collapsible.Collapsed;
     if (entry === undefined && segment !== undefined) {
-      // A chain of entries, shown by its first entry (src/treeFilter.ts: or what stands for it) and its length.
+      // A chain of entries, shown by its first entry (treeFilter.ts: or what stands for it) and its length.
       const named = segmentName(segment, this.showAll);
       const item = new vscode.TreeItem(named === "session start" ? named : describeEntry(named), state);
       item.id = `segment:${segment.id}`;

@@ -2,10 +2,10 @@
  * The Changes view's data (pure: the requester is passed in): the files the last run changed and
  * those the whole session changed (`pi/getChanges`), and the two sides of a file's diff.
  */
-import type { Requester } from "./messageActions";
-import { CHECKPOINT_TYPE } from "./rewindModel";
+import type { Requester } from "../shared/messageActions";
+import { CHECKPOINT_TYPE } from "../shared/rewindModel";
 import { DiffMismatch, unapplyDiff } from "./unifiedDiff";
-import { Methods } from "./protocol";
+import { Methods } from "../shared/protocol";
 
 type Json = Record<string, unknown>;
 

@@ -4,9 +4,11 @@
  * Worked out from the folded tree (pi/getTree with `fold`, O(segments)): a version starts a segment,
  * because its parent has more than one child; the segment begins with the user message, or with
  * entries written before it (a checkpoint, a model change), walked down one level at a time.
+ * A flip to a version whose files differ offers to take its code along ({@link flipVersion}).
  */
-import type { Requester } from "./messageActions";
+import type { NavigateRestored, Requester } from "./messageActions";
 import { Methods, type FoldedTree, type TreeLevel, type TreeNodeFields, type TreeSegment } from "./protocol";
+import { rewindTooChoice, type PlannedFile } from "./rewindModel";
 
 /** Where a message stands among its versions (1-based), as the chat draws it. */
 export interface VersionPlace {
@@ -105,6 +107,32 @@ export class MessageVersions {
     }
     return newest?.last.id ?? undefined;
   }
+}
+
+/** How a flip ended: the leaf moved to `leafId` (the files too when `restored` says so), or it did not. */
+export type FlipOutcome = { leafId: string; restored?: NavigateRestored["restored"] } | { gone: true } | { cancelled: true };
+
+/**
+ * ‹ / › on a resent message: the leaf moves to the newest entry under the version `step` away. The
+ * files do not move with the leaf on their own, and a restore afterwards would compare the new leaf
+ * with itself; so when that version's workspace state differs from the leaf's (a non-empty
+ * `pi/previewRestore`), `ask` is shown what a rewind would do first, as Edit and resend and Branch
+ * from here do: true takes the code along (`pi/setLeaf` with `restoreFiles`), false leaves the
+ * files as they are, undefined cancels the flip.
+ */
+export async function flipVersion(
+  request: Requester,
+  versions: MessageVersions,
+  entryId: string,
+  step: -1 | 1,
+  ask: (files: PlannedFile[]) => Promise<boolean | undefined>,
+): Promise<FlipOutcome> {
+  const target = versions.target(entryId, step);
+  if (target === undefined) return { gone: true };
+  const code = await rewindTooChoice(request, target, ask);
+  if (code === undefined) return { cancelled: true };
+  const moved = await request<NavigateRestored | undefined>(Methods.setLeaf, { id: target, ...(code.restoreFiles ? { restoreFiles: true } : {}) });
+  return { leafId: target, ...(moved?.restored ? { restored: moved.restored } : {}) };
 }
 
 /** The children of each point of the tree with more than one (the roots too): where versions can be. */

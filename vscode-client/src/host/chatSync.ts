@@ -8,10 +8,10 @@
  * An automatic retry after a failed reply is a status row from `auto_retry_start` to `auto_retry_end`;
  * a chat loaded during one (a run going on whose last reply failed) shows it without the delay.
  */
-import { ChatTranscript, type ChatMessage, type CompactionStatus, type LiveRun, type RetryStatus } from "./chatModel";
-import type { Requester } from "./messageActions";
-import { Methods, type CompactionEnded, type CompactionEndEvent, type CompactionStarted, type CompactionStartEvent, type PiEvent } from "./protocol";
-import { CheckpointMarks } from "./rewindModel";
+import { ChatTranscript, type ChatMessage, type CompactionStatus, type LiveRun, type RetryStatus } from "../shared/chatModel";
+import type { Requester } from "../shared/messageActions";
+import { Methods, type CompactionEnded, type CompactionEndEvent, type CompactionStarted, type CompactionStartEvent, type PiEvent } from "../shared/protocol";
+import { CheckpointMarks } from "../shared/rewindModel";
 
 type Json = Record<string, unknown>;
 

@@ -2,9 +2,9 @@
  * Which session the Chat view shows, in its title bar: the session's name, else its first message,
  * and when it started ("Fix the parser · Today 14:02").
  */
-import { Methods } from "./protocol";
-import { contentText } from "./chatModel";
-import type { Requester } from "./messageActions";
+import { Methods } from "../shared/protocol";
+import { contentText } from "../shared/chatModel";
+import type { Requester } from "../shared/messageActions";
 
 const MAX_TITLE = 48;
 /** Entries read from the start of the file to find the first user message. */

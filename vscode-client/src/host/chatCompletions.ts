@@ -2,8 +2,8 @@
 import * as vscode from "vscode";
 import { commandItems } from "./builtinCommands";
 import { rankPaths } from "./mentions";
-import type { Requester } from "./messageActions";
-import { Methods } from "./protocol";
+import type { Requester } from "../shared/messageActions";
+import { Methods } from "../shared/protocol";
 
 interface Command {
   name: string;

@@ -1,15 +1,15 @@
 /**
  * Shows a proposed or recorded edit in VS Code's diff editor (read-only virtual documents, focus
  * kept on the chat). Each side's address names where its text came from, so a tab VS Code
- * restores after a window reload is drawn again from the server (src/diffRestore.ts), or says in
+ * restores after a window reload is drawn again from the server (diffRestore.ts), or says in
  * words why it cannot be, never an empty editor.
  */
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { diffQuery, parseDiffQuery, rederiveDiff, unavailableReason, unavailableText, type DiffOrigin, type DiffSide } from "./diffRestore";
-import type { Requester } from "./messageActions";
+import type { Requester } from "../shared/messageActions";
 import { RESTORE_WAIT_MS } from "./session";
-import type { DiffSides } from "./toolCards";
+import type { DiffSides } from "../shared/toolCards";
 
 export const DIFF_SCHEME = "pi-diff";
 

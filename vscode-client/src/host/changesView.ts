@@ -10,9 +10,9 @@ import * as vscode from "vscode";
 import { changeSides, lastRunChanges, sessionChanges, type ChangedFile, type ChangeSet } from "./changesModel";
 import { Coalesced } from "./coalesced";
 import { currentText, DiffDocuments } from "./diffView";
-import type { Requester } from "./messageActions";
-import { restoredSummary, type RestoreResult } from "./rewindModel";
-import { Methods } from "./protocol";
+import type { Requester } from "../shared/messageActions";
+import { restoredSummary, type RestoreResult } from "../shared/rewindModel";
+import { Methods } from "../shared/protocol";
 
 type ChangeRow = { kind: "group"; set: ChangeSet } | { kind: "file"; set: ChangeSet; file: ChangedFile };
 

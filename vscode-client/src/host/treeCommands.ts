@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import { PiSession } from "./session";
 import { SessionTreeProvider } from "./sessionTree";
 import { Requester, TreeEntry, TreeRow } from "./treeModel";
-import { Methods } from "./protocol";
+import { Methods } from "../shared/protocol";
 
 export interface TreeCommandDeps {
   request: Requester;
