@@ -39,6 +39,19 @@ local function folds()
   return shown
 end
 
+--- Where the chat's window shows its end: the screen row of the last line (the cursor is put
+--- there) and the window's height; equal when it is not scrolled past the end.
+local function view()
+  local win = vim.fn.bufwinid(buf)
+  return vim.api.nvim_win_call(win, function()
+    local cursor = vim.api.nvim_win_get_cursor(win)
+    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
+    local shown = { row = vim.fn.winline(), height = vim.fn.winheight(win), top = vim.fn.line("w0") }
+    vim.api.nvim_win_set_cursor(win, cursor)
+    return shown
+  end)
+end
+
 local function idle(text)
   return buf ~= nil and H.text(buf):find(text, 1, true) ~= nil and not chat.chat(buf).running
 end
@@ -67,6 +80,11 @@ H.steps({
     end,
     run = function()
       out.first = folds()
+      -- a window below the chat's makes it shorter than the transcript (as a user's layout may)
+      vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+      vim.cmd("belowright new")
+      vim.cmd("wincmd p")
+      vim.api.nvim_win_set_height(vim.fn.bufwinid(buf), 12)
       local lines = H.lines(buf)
       local diff = row_of(lines, prefix .. "diff")
       out.diff = diff and vim.list_slice(lines, diff, diff + 4) or {}
@@ -106,6 +124,7 @@ H.steps({
     end,
     run = function()
       out.resend_navigated = folds()
+      out.resend_view = view()
       H.say("TEST: edit the message")
     end,
   },
@@ -143,6 +162,7 @@ H.steps({
     end,
     run = function()
       out.tree_navigated = folds()
+      out.tree_view = view()
       H.say("TEST: done")
     end,
   },

@@ -1,7 +1,8 @@
 """The chat's folds after each redraw, in a Neovim on a pseudo-terminal (issue 25: folds "come back
 inconsistent after a redraw"): thinking, a bash result's output and an edit's diff are closed folds
 after the run, and stay so (each fold closed, covering its whole block) after a streamed reply,
-edit-and-resend typed with ``<LocalLeader>e`` and a navigation typed in ``:PiTree``."""
+edit-and-resend typed with ``<LocalLeader>e`` and a navigation typed in ``:PiTree``; after those
+two the chat's window shows the transcript's end on its last row, not scrolled past it."""
 
 from __future__ import annotations
 
@@ -78,4 +79,8 @@ async def test_folds_stay_closed_after_redraws(tmp_path: Path, nvim: str) -> Non
     assert titles(seen["resend_navigated"]) == FIRST_RUN
     assert titles(seen["resent"]) == FIRST_RUN
     assert titles(seen["tree_navigated"]) == FIRST_RUN
+    # the short window (12 rows, the winbar one of them on 0.8+) shows the transcript's end on its last
+    # row: not scrolled past the end
+    for view in (seen["resend_view"], seen["tree_view"]):
+        assert view["height"] >= 11 and view["top"] > 1 and view["row"] == view["height"], view
     assert "second edited" in json.dumps(last_messages), last_messages
