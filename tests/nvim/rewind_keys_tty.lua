@@ -2,7 +2,8 @@
 -- a pseudo-terminal with the stock vim.ui.select (wrapped only to record the answers): two runs,
 -- then <LocalLeader>r typed on the first run's reply in the chat (preview, question, restore),
 -- :PiUndoRestore, a file changed by hand, and R typed on the same entry in :PiTree (the conflict in
--- the preview and the question; cancelled once, then restored with the conflict left alone). The
+-- the preview and the question; cancelled once, then restored with the conflict left alone), and
+-- ? typed in :PiTree (the list of its keys). The
 -- script runs its steps from Neovim's main loop (H.steps) and says on the screen when the Python
 -- side may type. Config: { cmd, settings, out }.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
@@ -121,6 +122,18 @@ H.steps({
     end,
     run = function()
       out.after_tree_rewind = files()
+      vim.api.nvim_set_current_win(vim.fn.bufwinid(vim.fn.bufnr("pi://tree")))
+      H.say("TEST: the tree's keys")
+    end,
+  },
+  {
+    what = "the list of the tree's keys (typed ?)",
+    ready = function()
+      local keys = vim.fn.bufnr("pi://keys")
+      return keys ~= -1 and vim.fn.bufwinid(keys) ~= -1
+    end,
+    run = function()
+      out.tree_keys = H.lines(vim.fn.bufnr("pi://keys"))
       H.say("TEST: done")
     end,
   },

@@ -1,7 +1,8 @@
 """The rewind keys (issue 25), typed in a Neovim on a pseudo-terminal with the stock
 ``vim.ui.select`` on each version: ``<LocalLeader>r`` on a chat message and ``R`` on an entry of
 ``:PiTree`` show the preview (files to change, delete; a conflict) before the question, restore the
-files on disk when answered, do nothing when cancelled, and leave a file changed by hand alone."""
+files on disk when answered, do nothing when cancelled, and leave a file changed by hand alone;
+``?`` in ``:PiTree`` lists its keys."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ async def test_rewind_keys_in_chat_and_tree(tmp_path: Path, nvim: str) -> None:
         Answer(b"2\r", CONFLICT_QUESTION),  # Cancel
         Answer(b"R", b"TEST: cancelled"),
         Answer(b"1\r", CONFLICT_QUESTION),  # Restore, the conflict left alone
+        Answer(b"?", b"TEST: the tree's keys"),  # ? in :PiTree
     ]
     ws = Workspace({"file.txt": "v0\n"})
     try:
@@ -61,3 +63,11 @@ async def test_rewind_keys_in_chat_and_tree(tmp_path: Path, nvim: str) -> None:
     assert seen["after_cancel"] == {"file": "hand", "new": "new"}  # Cancel changed nothing
     assert seen["after_tree_rewind"] == {"file": "hand", "new": None}  # the conflict left alone
     assert seen["choices"] == ["Restore", "Cancel", "Restore"]
+    # ? in the tree lists its keys, R among them
+    keys = "\n".join(seen["tree_keys"])
+    for key, what in [
+        ("R", "rewind the files to this entry"),
+        ("<CR>", "navigate here"),
+        ("f", "next tree filter"),
+    ]:
+        assert f"  {key:<12} {what}" in keys, keys
