@@ -1,5 +1,6 @@
 """setup() without ``cmd`` in a real headless Neovim: the server is found in a ``.venv`` (not on
-PATH), the client declares approvals, session commands' messages fit one line (no "Press ENTER"),
+PATH; on 0.11 it is registered with ``vim.lsp.config`` and a user's own ``vim.lsp.config("pi", ...)`` is
+merged over it), the client declares approvals, session commands' messages fit one line (no "Press ENTER"),
 ``:help pi.txt`` opens the plugin's doc, and with no server anywhere the error says what to set."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.nvim.binaries import _version_of
 from tests.nvim.headless import REPO
 
 SCRIPT = Path(__file__).with_name("setup.lua")
@@ -46,6 +48,11 @@ def test_setup_without_cmd_finds_the_venv_server(tmp_path: Path, nvim: str) -> N
     seen = json.loads(out.read_text())
     assert seen["cmd"] == [str(REPO / ".venv" / "bin" / "pi-lsp")]
     assert seen["ready"] is True and seen["approvals"] is True
+    if _version_of(nvim) == "0.7":
+        assert "lsp_config_cmd" not in seen and seen["user_mark"] is None
+    else:  # 0.11: the plugin's vim.lsp.config("pi"), with the user's own vim.lsp.config merged over it
+        assert seen["lsp_config_cmd"][0] == str(REPO / ".venv" / "bin" / "pi-lsp"), seen["lsp_config_cmd"]
+        assert seen["user_mark"] == "merged"
     assert seen["messages"] and seen["messages"][0].startswith("pi: new session ")
     assert all(len(m) < seen["columns"] and "\n" not in m for m in seen["messages"]), seen["messages"]
     assert seen["help_ok"] is True and seen["help_file"] == "pi.txt"
