@@ -1,7 +1,7 @@
 -- For tests/nvim/test_nvim_complete_tty.py: completion in the chat's prompt area as a user types
 -- it, in a Neovim on a pseudo-terminal: `/` at the start of a line (the popup of built-ins,
 -- prompt templates and skills; a template picked and sent), `@` paths and `#buffer` with
--- <C-x><C-o>. The script opens the chat from a file buffer (the one #buffer sends), runs its steps
+-- <C-x><C-o>, and a built-in picked and sent alone (it runs the command). The script opens the chat from a file buffer (the one #buffer sends), runs its steps
 -- from Neovim's main loop (H.steps) and says on the screen when the Python side may type.
 -- Config: { cmd, settings, out }.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
@@ -56,6 +56,18 @@ H.steps({
     run = function()
       out.lines = H.lines(buf)
       out.completeopt = vim.o.completeopt
+      to_prompt("TEST: type a built-in")
+    end,
+  },
+  {
+    what = ":PiTree run by /tree",
+    ready = function()
+      local tree = vim.fn.bufnr("pi://tree")
+      return tree ~= -1 and vim.fn.bufwinid(tree) ~= -1
+    end,
+    run = function()
+      local lines = H.lines(buf)
+      out.prompt_after_builtin = lines[#lines]
       H.say("TEST: done")
     end,
   },

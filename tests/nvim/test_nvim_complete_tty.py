@@ -2,7 +2,7 @@
 version: ``/`` at the start of a line pops up the plugin's built-ins, the project's prompt templates
 and its skills (a template picked with ``<C-y>`` is sent and expanded by the server), and
 ``<C-x><C-o>`` completes ``@`` paths and ``#buffer`` (sent as the last file buffer's text, unsaved
-changes included)."""
+changes included); a built-in picked and sent alone runs its command."""
 
 from __future__ import annotations
 
@@ -41,6 +41,9 @@ async def test_completion_as_typed(tmp_path: Path, nvim: str) -> None:
         Answer(b"rev" + CTRL_Y + b" the parser\x1b\r", b"/skill:demo"),  # narrowed, picked, sent
         Answer(b"iread @src/" + CTRL_X_O, b"TEST: type a path"),  # two paths: the popup
         Answer(CTRL_Y + b" with #buf" + CTRL_X_O + b"\x1b\r", b"@src/beta.py"),  # the first; #buffer
+        Answer(b"i/", b"TEST: type a built-in"),
+        Answer(b"tr", b"/skill:demo"),  # narrowed to /tree (keys typed once the popup is drawn)
+        Answer(CTRL_Y + b"\x1b\r", b":PiTree"),  # /tree picked and sent alone: :PiTree runs
     ]
     replies = [_text("Template answer.", "m_1"), _text("Path answer.", "m_2")]
     ws = Workspace(FILES)
@@ -66,3 +69,5 @@ async def test_completion_as_typed(tmp_path: Path, nvim: str) -> None:
     assert "noinsert" not in seen["completeopt"]  # the popup's option was put back
     assert sent[1].startswith("read @src/alpha.py with \n\n`notes.txt`:\n```"), json.dumps(sent[1])
     assert "first note\nsecond note" in sent[1], sent[1]
+    # /tree sent alone ran :PiTree (the script waited for its window) and went to no model
+    assert len(sent) == 2 and seen["prompt_after_builtin"] == ""
