@@ -16,6 +16,7 @@ from tests.nvim.binaries import _version_of
 from tests.nvim.headless import REPO
 
 SCRIPT = Path(__file__).with_name("setup.lua")
+LAZY_SCRIPT = Path(__file__).with_name("lazy_spec.lua")
 
 
 def _path_without_pi_lsp() -> str:
@@ -74,3 +75,34 @@ def test_committed_help_tags_are_current(tmp_path: Path, nvim: str) -> None:
         stdin=subprocess.DEVNULL, capture_output=True, timeout=30, check=True,
     )  # fmt: skip
     assert (doc / "tags").read_text() == (REPO / "nvim-client" / "doc" / "tags").read_text()
+
+
+def _lazy_spec() -> str:
+    """The Lua table of the README's lazy.nvim section (its first ```lua block)."""
+    readme = (REPO / "nvim-client" / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### lazy.nvim", 1)[1]
+    block = section.split("```lua\n", 1)[1].split("```", 1)[0]
+    return "return " + block
+
+
+def test_readme_lazy_spec_loads_the_plugin(tmp_path: Path, nvim: str) -> None:
+    """The documented lazy.nvim spec is valid Lua, its ``main`` module's setup() takes its
+    ``opts`` (known options, known chat keys) and its ``cmd`` list names commands that exist."""
+    spec = tmp_path / "spec.lua"
+    spec.write_text(_lazy_spec())
+    out = tmp_path / "out.json"
+    env = {**os.environ, "PI_NVIM_TEST_SPEC": str(spec), "PI_NVIM_TEST_OUT": str(out),
+           "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache")}  # fmt: skip
+    done = subprocess.run(
+        [nvim, "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
+         "--cmd", f"set rtp+={REPO / 'nvim-client'}", "-c", f"luafile {LAZY_SCRIPT}"],
+        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout.decode(errors="replace")[-2000:]
+    seen = json.loads(out.read_text())
+    assert "error" not in seen, seen["error"]
+    assert seen["main"] == "pi" and "PiChat" in seen["cmd"]
+    assert (
+        seen["missing_commands"] == [] and seen["unknown_options"] == [] and seen["unknown_chat_keys"] == []
+    )
+    assert seen["key_map_yank"] == "gy"
