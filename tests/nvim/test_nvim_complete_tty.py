@@ -10,8 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.agent.chat_support import MODEL, Workspace
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, assistant_stream
+from tests.nvim.headless import server_cmd
 from tests.nvim.pty_driver import Answer, run_tty
 from tests.pi.pi_rpc import write_agent_dir
 
@@ -24,6 +27,20 @@ FILES = {
     ".pi/skills/demo/SKILL.md": "---\nname: demo\ndescription: A demo skill.\n---\nDo the demo.\n",
 }
 CTRL_X_O, CTRL_Y = b"\x18\x0f", b"\x19"
+# The real server, answering no templates-and-skills lookup before 6 s after it started: a cold
+# server's first pi/getCommands takes about 3 s (it builds the run service), longer than the popup
+# once waited (3 s).
+SLOW_COLD_LOOKUPS = """
+import time
+import pi_lsp.prompt.commands as commands
+started, load = time.monotonic(), commands.load_slash_commands
+def slow_when_cold(*args, **kwargs):
+    time.sleep(max(0.0, started + 6 - time.monotonic()))
+    return load(*args, **kwargs)
+commands.load_slash_commands = slow_when_cold
+from pi_lsp.cli import main
+raise SystemExit(main())
+"""
 
 
 def _text(reply: str, message_id: str) -> Reply:
@@ -35,7 +52,8 @@ def _user_text(request_body: dict[str, Any]) -> str:
     return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
-async def test_completion_as_typed(tmp_path: Path, nvim: str) -> None:
+async def test_completion_as_typed(tmp_path: Path, nvim: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PI_NVIM_TEST_SERVER_CMD", json.dumps([server_cmd()[0], "-c", SLOW_COLD_LOOKUPS]))
     answers = [
         Answer(b"i/", b"TEST: the chat is open"),  # `/` at the start of a line: the popup at once
         Answer(b"rev" + CTRL_Y + b" the parser\x1b\r", b"/skill:demo"),  # narrowed, picked, sent
@@ -58,7 +76,8 @@ async def test_completion_as_typed(tmp_path: Path, nvim: str) -> None:
     finally:
         ws.cleanup()
 
-    # the popup after `/`: built-ins, the template (with its description) and the skill
+    # the popup after `/`, on a cold server slow to answer: built-ins, the template (with its
+    # description) and the skill
     popup = screens.shown[1]
     for item in ("/compact", "/tree", "/review", "Review the code", "/skill:demo"):
         assert item in popup, (item, popup[-3000:])
