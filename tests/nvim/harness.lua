@@ -40,4 +40,48 @@ function H.wait_for(what, fn, ms)
   end
 end
 
+--- Run `steps` from Neovim's main loop, as a user's Neovim is (typed keys run as commands between
+--- them; inside vim.wait they would not): each step is { what, ready = fn (default: at once),
+--- run = fn }; a timer runs a step's `run` once its `ready()` is true, then goes to the next one,
+--- and finishes after the last (or records an error: a failing step, or `what` was not ready
+--- within `ms`). A step tells the Python side it is done with H.say(text).
+function H.steps(steps, ms)
+  local index, since = 1, vim.loop.now()
+  local timer = vim.loop.new_timer()
+  local function stop(err)
+    timer:stop()
+    if err then
+      H.out.error = err
+    end
+    H.finish()
+  end
+  timer:start(100, 100, vim.schedule_wrap(function()
+    local step = steps[index]
+    if not step then
+      return stop()
+    end
+    local ok, ready = pcall(step.ready or function() return true end)
+    if not ok then
+      return stop(step.what .. ": " .. tostring(ready))
+    elseif not ready then
+      if vim.loop.now() - since > (ms or 45000) then
+        stop("timed out waiting for " .. step.what .. "; buffer " .. vim.api.nvim_buf_get_name(0) .. ":\n" .. H.text())
+      end
+      return
+    end
+    local ran, err = pcall(step.run or function() end)
+    if not ran then
+      return stop(step.what .. ": " .. tostring(err))
+    end
+    index, since = index + 1, vim.loop.now()
+  end))
+end
+
+--- Draw the whole screen again and put `text` on it (what the Python side waits for).
+function H.say(text)
+  vim.cmd("redraw!")
+  vim.api.nvim_echo({ { text } }, false, {})
+  vim.cmd("redraw")
+end
+
 return H

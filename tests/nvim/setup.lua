@@ -12,12 +12,17 @@ end
 local pi = require("pi")
 pi.setup({ autostart = false, server_dirs = { os.getenv("PI_NVIM_TEST_SERVER_DIR") } })
 out.cmd = pi.server_cmd()
+if vim.lsp.config then -- 0.11: registered with vim.lsp.config; a user's own config is merged over it
+  out.lsp_config_cmd = vim.lsp.config.pi and vim.lsp.config.pi.cmd or vim.NIL
+  vim.lsp.config("pi", { cmd_env = { PI_NVIM_USER_MARK = "merged" } })
+end
 local ready = false
 vim.api.nvim_create_autocmd("User", { pattern = "PiReady", callback = function() ready = true end })
 local client = pi.start()
 vim.wait(15000, function() return ready end, 20)
 out.ready = ready
 out.approvals = client and client.config.capabilities.experimental.pi.approvals or vim.NIL
+out.user_mark = client and (client.config.cmd_env or {}).PI_NVIM_USER_MARK or vim.NIL
 vim.cmd("PiNew")
 vim.wait(10000, function() return #messages > 0 end, 20)
 out.messages = messages

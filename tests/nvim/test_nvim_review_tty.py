@@ -53,6 +53,9 @@ async def test_rejecting_a_hunk_writes_the_others(tmp_path: Path, nvim: str) -> 
     screens, written, results = await _review(tmp_path, nvim, answers)
     assert "4: Review hunks / edit" in screens.shown[0]
     assert "line TWO" in screens.shown[1] and "line ELEVEN" in screens.shown[1]  # both sides drawn
+    # the keys drawn over the file now (winbar; statusline on 0.7), the hunk over the proposed file
+    assert "n/p move a/r accept/reject y allow d deny" in screens.shown[1], screens.shown[1][-3000:]
+    assert "hunk 1/2 accepted" in screens.shown[1]
     assert written == ORIGINAL.replace("line 2\n", "line TWO\n")
     text = results[0]["content"][0]["text"]
     assert not results[0]["isError"] and "hunk 1 rejected" in text, text

@@ -89,14 +89,42 @@ function M.expand(text)
   end))
 end
 
-local commands_cache = {} -- session -> { items }
+local commands_cache = {} -- session -> the pi/getCommands list
+local fetching = {} -- session -> true while its pi/getCommands is unanswered
+local waited = {} -- session -> true once a popup waited for its pi/getCommands
+
+local function session_key()
+  local session = pi().state.session
+  return session and session.sessionId or ""
+end
+
+--- Ask for the templates and skills ahead (when a chat opens). A failure is not kept: the next
+--- popup asks again.
+function M.prefetch()
+  local key = session_key()
+  if commands_cache[key] or fetching[key] then
+    return
+  end
+  fetching[key] = true
+  pi().get_commands({}, function(err, result)
+    fetching[key] = nil
+    if not err and result then
+      commands_cache[key] = result.commands or {}
+    end
+  end)
+end
 
 local function command_items()
-  local session = pi().state.session
-  local key = session and session.sessionId or ""
-  if not commands_cache[key] then
-    local result = pi().sync.get_commands({}, 3000)
-    commands_cache[key] = result and result.commands or {}
+  local key = session_key()
+  if not commands_cache[key] and not waited[key] then
+    -- a cold server's first pi/getCommands builds its run service (about 3 s measured): the
+    -- popup waits for it (once: a server that does not answer is not waited for again) rather
+    -- than offering the built-ins alone
+    waited[key] = true
+    M.prefetch()
+    vim.wait(10000, function()
+      return not fetching[key]
+    end, 10)
   end
   local items = {}
   for name, command in pairs(M.builtins) do
@@ -105,7 +133,7 @@ local function command_items()
   table.sort(items, function(a, b)
     return a.word < b.word
   end)
-  for _, command in ipairs(commands_cache[key]) do
+  for _, command in ipairs(commands_cache[key] or {}) do
     table.insert(items, {
       word = "/" .. command.name,
       menu = command.description and tostring(command.description):sub(1, 60) or "",
@@ -145,18 +173,59 @@ function M.omnifunc(findstart, base)
   return items
 end
 
+local popup_group = api.nvim_create_augroup("pi_chat_slash_popup", { clear = true })
+
+--- 'completeopt' for the popup of `/`: `saved` with "menuone" and "noinsert" added.
+---@param saved string
+---@return string
+local function popup_completeopt(saved)
+  local flags = vim.split(saved, ",", { plain = true, trimempty = true })
+  for _, flag in ipairs({ "menuone", "noinsert" }) do
+    if not vim.tbl_contains(flags, flag) then
+      table.insert(flags, flag)
+    end
+  end
+  return table.concat(flags, ",")
+end
+
+--- The keys `/` types: at the start of a line, `/` and the popup of commands. The popup offers
+--- without inserting, and stays up when one command is left ('completeopt' gets "noinsert" and
+--- "menuone" until the completion or insert mode ends, then is put back): with Vim's default the
+--- first command would be inserted at once, so "/review" typed on would become "/changesreview";
+--- here typed letters narrow the list and <C-y> takes the command.
+---@return string
+function M.slash_keys()
+  if vim.fn.col(".") ~= 1 then
+    return "/"
+  end
+  local saved = vim.o.completeopt
+  if not saved:find("noselect", 1, true) then
+    vim.o.completeopt = popup_completeopt(saved)
+    api.nvim_clear_autocmds({ group = popup_group })
+    api.nvim_create_autocmd({ "CompleteDone", "InsertLeave" }, {
+      group = popup_group,
+      once = true,
+      callback = function()
+        vim.o.completeopt = saved
+        api.nvim_clear_autocmds({ group = popup_group })
+      end,
+    })
+  end
+  return api.nvim_replace_termcodes("/<C-x><C-o>", true, false, true)
+end
+
 --- Set up completion in a chat buffer (called when it is created).
 ---@param buf integer
 function M.attach(buf)
+  M.prefetch()
   _G.PiChatOmnifunc = M.omnifunc
   api.nvim_buf_set_option(buf, "omnifunc", "v:lua.PiChatOmnifunc")
-  api.nvim_buf_set_keymap(
-    buf,
-    "i",
-    "/",
-    "col('.') == 1 ? '/<C-x><C-o>' : '/'",
-    { expr = true, noremap = true, desc = "pi: complete / commands at the start of a line" }
-  )
+  api.nvim_buf_set_keymap(buf, "i", "/", "", {
+    expr = true,
+    noremap = true,
+    callback = M.slash_keys,
+    desc = "pi: complete / commands at the start of a line",
+  })
 end
 
 --- Remember the last file buffer the user entered (for #buffer); called once by setup().

@@ -35,10 +35,12 @@ function M.one_line(text, max)
   return text
 end
 
---- `text` as folded lines under a visible-when-folded `title`.
-function M.folded(title, text)
+--- `text` as folded lines under a visible-when-folded `title` (`keep_indent`: the first line's
+--- leading blanks are kept, as a diff's columns need).
+function M.folded(title, text, keep_indent)
   local lines = { M.fold_prefix .. title }
-  for _, line in ipairs(M.split(vim.trim(text or ""))) do
+  local body = keep_indent and (text or ""):gsub("^\n+", ""):gsub("%s+$", "") or vim.trim(text or "")
+  for _, line in ipairs(M.split(body)) do
     table.insert(lines, M.fold_prefix .. line)
   end
   return lines
@@ -59,7 +61,9 @@ local function thinking_text(content)
   return table.concat(parts, "\n")
 end
 
-function M.tool_result_lines(name, text, is_error, running)
+--- A tool's block: one `> running` / `> result` line with its output folded below it; with `diff`
+--- (an accepted edit's `details.diff`) the diff is folded instead (the result is one line: the head).
+function M.tool_result_lines(name, text, is_error, running, diff)
   local first = M.split(vim.trim(text or ""))[1] or ""
   local head
   if running then
@@ -68,7 +72,9 @@ function M.tool_result_lines(name, text, is_error, running)
     head = string.format("> %s %s: %s", is_error and "failed" or "result", name or "", M.one_line(first, 100))
   end
   local lines = { head }
-  if vim.trim(text or "") ~= "" then
+  if type(diff) == "string" and vim.trim(diff) ~= "" then
+    vim.list_extend(lines, M.folded("diff", diff, true))
+  elseif vim.trim(text or "") ~= "" then
     vim.list_extend(lines, M.folded("output", text))
   end
   return lines
@@ -128,7 +134,9 @@ function M.message_lines(message)
     table.insert(lines, "")
     return lines
   elseif role == "toolResult" then
-    local lines = M.tool_result_lines(message.toolName, M.block_text(message.content), message.isError)
+    local details = type(message.details) == "table" and message.details or {}
+    local lines =
+      M.tool_result_lines(message.toolName, M.block_text(message.content), message.isError, false, details.diff)
     table.insert(lines, "")
     return lines
   elseif role == "bashExecution" then

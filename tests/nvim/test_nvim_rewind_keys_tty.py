@@ -1,0 +1,73 @@
+"""The rewind keys (issue 25), typed in a Neovim on a pseudo-terminal with the stock
+``vim.ui.select`` on each version: ``<LocalLeader>r`` on a chat message and ``R`` on an entry of
+``:PiTree`` show the preview (files to change, delete; a conflict) before the question, restore the
+files on disk when answered, do nothing when cancelled, and leave a file changed by hand alone;
+``?`` in ``:PiTree`` lists its keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.agent.chat_support import MODEL, Workspace
+from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
+from tests.nvim.pty_driver import Answer, run_tty
+from tests.pi.pi_rpc import write_agent_dir
+
+SCRIPT = Path(__file__).with_name("rewind_keys_tty.lua")
+CONFLICT_QUESTION = b"pi: restore 1 file(s) (1 conflict(s) left alone)?"
+
+
+def _write(call_id: str, path: str, content: str) -> ToolUse:
+    return ToolUse(call_id, "write", {"path": path, "content": content})
+
+
+async def test_rewind_keys_in_chat_and_tree(tmp_path: Path, nvim: str) -> None:
+    both = [_write("toolu_B", "file.txt", "B\n"), _write("toolu_N", "new.txt", "new\n")]
+    replies = [
+        Reply(events=assistant_stream(_write("toolu_A", "file.txt", "A\n"), message_id="m_a")),
+        Reply(events=assistant_stream(Text("Done A."), message_id="m_a2")),
+        Reply(events=assistant_stream(*both, message_id="m_b")),
+        Reply(events=assistant_stream(Text("Done B."), message_id="m_b2")),
+    ]
+    answers = [
+        Answer(b"\\r", b"TEST: on the first reply"),  # <LocalLeader>r on the message
+        Answer(b"1\r", b"pi: restore 2 file(s)?"),  # Restore
+        Answer(b"R", b"TEST: on the tree entry"),  # R in :PiTree
+        Answer(b"2\r", CONFLICT_QUESTION),  # Cancel
+        Answer(b"R", b"TEST: cancelled"),
+        Answer(b"1\r", CONFLICT_QUESTION),  # Restore, the conflict left alone
+        Answer(b"?", b"TEST: the tree's keys"),  # ? in :PiTree
+    ]
+    ws = Workspace({"file.txt": "v0\n"})
+    try:
+        async with FakeAnthropic(replies) as fake:
+            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+            settings: dict[str, Any] = {"model": MODEL, "sessionDir": str(ws.sessions), "approval": "auto"}
+            screens, seen = await run_tty(
+                nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, answers, 120
+            )
+    finally:
+        ws.cleanup()
+
+    assert seen["before"] == {"file": "B", "new": "new"}
+    # <LocalLeader>r: the preview was drawn when the stock picker asked; Restore put the files back
+    asked = screens.shown[1]
+    assert "modify  file.txt" in asked and "delete  new.txt" in asked, asked[-3000:]
+    assert seen["after_chat_rewind"] == {"file": "A", "new": None}
+    assert seen["preview_closed"] is True
+    assert seen["after_undo"] == {"file": "B", "new": "new"}
+    # R in the tree: the file changed by hand is a conflict in the preview and the question
+    asked = screens.shown[3]
+    assert "modify  file.txt   CONFLICT" in asked and "delete  new.txt" in asked, asked[-3000:]
+    assert seen["after_cancel"] == {"file": "hand", "new": "new"}  # Cancel changed nothing
+    assert seen["after_tree_rewind"] == {"file": "hand", "new": None}  # the conflict left alone
+    assert seen["choices"] == ["Restore", "Cancel", "Restore"]
+    # ? in the tree lists its keys, R among them
+    keys = "\n".join(seen["tree_keys"])
+    for key, what in [
+        ("R", "rewind the files to this entry"),
+        ("<CR>", "navigate here"),
+        ("f", "next tree filter"),
+    ]:
+        assert f"  {key:<12} {what}" in keys, keys
