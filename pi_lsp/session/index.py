@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, ne
 from typing import Any
 
 from pi_lsp.jscompat import iso_to_ms
@@ -25,6 +26,8 @@ class TreeNode:
 
 _CHILDREN = attrgetter("children")
 _ID = attrgetter("id")
+_ROLE = attrgetter("role")
+_TYPE = attrgetter("type")
 
 
 class SessionIndex:
@@ -143,10 +146,10 @@ class SessionIndex:
         by_id = self.by_id
         by_id.update(zip(map(_ID, self.records), self.records, strict=True))
         by_id.pop(None, None)  # type: ignore[call-overload]  # records without an id
-        note = self._note
-        for record in self.records:
-            if record.type != "message" or record.role == "assistant":
-                note(record)
+        # Roles are None but on messages; only the few other records can be labels or names.
+        self.assistant_count += list(map(_ROLE, self.records)).count("assistant")
+        for record in compress(self.records, map(ne, map(_TYPE, self.records), repeat("message"))):
+            self._note(record)
         if self.records:
             self._linked_ids = {}
 
@@ -196,6 +199,24 @@ class SessionIndex:
         """Records root→``entry_id``; [] for None/unknown. Stops at unknown parents and cycles."""
         if entry_id is None:
             return []
+        find = self.by_id.get
+        record = find(entry_id)
+        path: list[EntryRecord] = []
+        append = path.append
+        # A path without a cycle holds each record at most once: a longer walk has met a cycle,
+        # and only then is the walk redone remembering what it has seen.
+        steps_left = len(self.by_id)
+        while record is not None:
+            if not steps_left:
+                return self._path_through_cycle(entry_id)
+            steps_left -= 1
+            append(record)
+            parent = record.parent_id
+            record = find(parent) if parent is not None else None
+        path.reverse()
+        return path
+
+    def _path_through_cycle(self, entry_id: str) -> list[EntryRecord]:
         record = self.by_id.get(entry_id)
         path: list[EntryRecord] = []
         seen: set[int] = set()

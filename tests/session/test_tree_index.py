@@ -124,6 +124,17 @@ def find(tree: list[Any], entry_id: str) -> Any:
     return None
 
 
+def naive_path(records: list[EntryRecord], entry_id: str | None) -> list[EntryRecord]:
+    """Root→``entry_id`` through the last record of each id, stopping before a repeated record."""
+    owner = {record.id: record for record in records if record.id is not None}
+    path: list[EntryRecord] = []
+    record = owner.get(entry_id) if entry_id is not None else None
+    while record is not None and all(record is not kept for kept in path):
+        path.append(record)
+        record = owner.get(record.parent_id) if record.parent_id is not None else None
+    return path[::-1]
+
+
 def label_map(index: SessionIndex) -> dict[str, str]:
     return {target: label for target, (label, _timestamp) in index.labels.items()}
 
@@ -131,6 +142,7 @@ def label_map(index: SessionIndex) -> dict[str, str]:
 def check_index(index: SessionIndex, leaf_id: str | None) -> None:
     """Every tree answer of ``index`` against the naive one."""
     records = index.records
+    assert index.path_to(leaf_id) == naive_path(records, leaf_id)
     expected = naive_tree(records, label_map(index))
     assert as_tuples(index.tree()) == expected
     known = {record.id for record in records}
