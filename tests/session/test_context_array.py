@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 from hypothesis import HealthCheck, given, settings
@@ -34,7 +35,12 @@ KINDS = [*MESSAGES, "keys after", "other order", "compaction", "custom"]
 
 
 def _line(kind: str, entry_id: str, parent: str | None, first_id: str) -> bytes:
-    head = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z"}
+    head: dict[str, Any] = {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+    }
     if kind in MESSAGES:
         return orjson.dumps(head)[:-1] + b',"message":' + MESSAGES[kind] + b"}"
     if kind == "keys after":
