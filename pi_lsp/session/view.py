@@ -127,13 +127,17 @@ class ContextView:
             if not _all_json(parts):
                 return None
             mark_checked(unchecked)
+        if not parts:
+            return b"[]"
+        parts[0] = b"[" + parts[0]  # the brackets on the end parts: the answer is copied once
+        parts[-1] += b"]"
         array = b",".join(parts)
         if not unchecked and not array.isascii():
             try:
                 array.decode()
             except UnicodeDecodeError:
                 return None  # a line that is not UTF-8 is re-encoded the way pi reads it
-        return b"".join((b"[", array, b"]"))
+        return array
 
     def to_context(self) -> SessionContext:
         return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}
