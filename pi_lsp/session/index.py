@@ -153,12 +153,15 @@ class SessionIndex:
         if self.records:
             self._linked_ids = {}
 
-    @gc_paused()
     def _link_all(self) -> None:
-        """Build the tree links of the records not linked yet (see the class docstring)."""
+        """Build the tree links of the records not linked yet (see the class docstring); asked
+        before every tree answer and append, so the usual case (nothing left) is one comparison."""
+        if self._linked != len(self.records):
+            self._link_rest()
+
+    @gc_paused()
+    def _link_rest(self) -> None:
         records = self.records
-        if self._linked == len(records):
-            return
         link = self._link
         by_id = self._linked_ids
         first_child = self._first_child
