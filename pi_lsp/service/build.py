@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pi_lsp.agent.documents import EditorDocuments
-from pi_lsp.service.checkpoints import CheckpointService
 from pi_lsp.service.host import SessionHost
 from pi_lsp.service.registry import Client, Registry
 from pi_lsp.service.sessions import SessionService
@@ -32,6 +31,7 @@ from pi_lsp.session.list_cache_disk import DiskStore
 
 if TYPE_CHECKING:
     from pi_lsp.service.branch_summary import BranchSummaryService
+    from pi_lsp.service.checkpoints import CheckpointService
     from pi_lsp.service.compaction import CompactionService
     from pi_lsp.service.model_clients import ModelClients
     from pi_lsp.service.prompt import PromptService
@@ -67,7 +67,7 @@ class Lazy(Generic[T]):
 @dataclass(frozen=True)
 class LazyServices:
     """The services built on first use, so a server answers its first session requests without
-    importing the agent, the LLM client, compaction or the system-prompt machinery (see
+    importing the agent, the LLM client, compaction, checkpoints or the system-prompt machinery (see
     docs/benchmarks.md). ``model_clients`` is the process's one cache of Anthropic SDK clients,
     which the runs borrow (a client per run would build a TLS context and open a connection every
     time)."""
@@ -77,6 +77,7 @@ class LazyServices:
     prompt: Lazy[PromptService]
     runs: Lazy[RunService]
     model_clients: Lazy[ModelClients]
+    checkpoints: Lazy[CheckpointService]
 
 
 @dataclass(eq=False)
@@ -91,7 +92,6 @@ class PiService:
     host: SessionHost
     sessions: SessionService
     documents: EditorDocuments
-    checkpoints: CheckpointService
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # after the lazy ones
     reattach_grace: float = 0.0  # seconds a run outlives its connection (shared servers)
     lazy: LazyServices = field(init=False)
@@ -105,6 +105,7 @@ class PiService:
             prompt=Lazy(self._make_prompt, lock),
             runs=Lazy(self._make_runs, lock),
             model_clients=Lazy(self._make_model_clients, lock),
+            checkpoints=Lazy(self._make_checkpoints, lock),
         )
 
     def _make_compaction(self) -> CompactionService:
@@ -121,6 +122,11 @@ class PiService:
         from pi_lsp.service.prompt import PromptService
 
         return PromptService(self.host)
+
+    def _make_checkpoints(self) -> CheckpointService:
+        from pi_lsp.service.checkpoints import CheckpointService  # snapshots of runs' workspaces, restores
+
+        return CheckpointService(self.host)
 
     def _make_model_clients(self) -> ModelClients:
         from pi_lsp.service.model_clients import ModelClients
@@ -160,6 +166,10 @@ class PiService:
     @property
     def model_clients(self) -> ModelClients:
         return self.lazy.model_clients.get()
+
+    @property
+    def checkpoints(self) -> CheckpointService:
+        return self.lazy.checkpoints.get()
 
     async def build_off_loop(self, lazy: Lazy[Any]) -> None:
         """Build ``lazy`` (one of :attr:`lazy`) in a worker thread if it is not built yet: its
@@ -234,7 +244,6 @@ def build_service(*, workers: int = 4, watch_interval: float = 0.3, reattach_gra
             host, context_usage=context_usage, before_close=before_close, listing=listing
         ),
         documents=documents,
-        checkpoints=CheckpointService(host),  # snapshots of runs' workspaces, restores
         closers=[lambda: host.in_thread(listing.close)],
         reattach_grace=reattach_grace,
     )

@@ -16,11 +16,10 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_lsp.agent.approval_modes import APPROVAL_MODES, DEFAULT_APPROVAL, stricter
 from pi_lsp.agent.queue import QUEUE_MODES
-from pi_lsp.agent.runner import RetrySettings
 from pi_lsp.agent_dir import SESSION_DIR_ENV, agent_dir, expand_home
 from pi_lsp.checkpoints.snapshot import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, Limits
 from pi_lsp.paths import usable_path
@@ -33,6 +32,9 @@ from pi_lsp.service.settings_trust import (
 )
 from pi_lsp.session.paths import default_session_dir
 from pi_lsp.settings_file import global_settings_path, project_settings_path, read_settings_file
+
+if TYPE_CHECKING:
+    from pi_lsp.agent.runner import RetrySettings
 
 log = logging.getLogger(__name__)
 
@@ -277,6 +279,8 @@ class Settings:
         enabled = self._get("enabled", bool, True, data)
         retries = self._get("maxRetries", int, 3, data)
         delay = self._get("baseDelayMs", (int, float), 2000, data)
+        from pi_lsp.agent.runner import RetrySettings  # the agent loads with the first run, not at start
+
         return RetrySettings(enabled, max(0, retries), max(0, int(delay)))
 
     @property

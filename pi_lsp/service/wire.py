@@ -93,10 +93,15 @@ def session_state(manager: SessionManager) -> dict[str, Any]:
 def context_result(view: ContextView) -> dict[str, Any]:
     """``pi/buildContext`` without ``usage`` (filled in by the compaction wiring)."""
     return {
-        "messages": json_array(view.message_json()),
+        "messages": _context_messages(view),
         "thinkingLevel": view.thinking_level,
         "model": view.model,
     }
+
+
+def _context_messages(view: ContextView) -> orjson.Fragment:
+    array = view.message_array()
+    return orjson.Fragment(array) if array is not None else json_array(view.message_json())
 
 
 # ---------------------------------------------------------------------------------------- tree

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, ne
 from typing import Any
 
 from pi_lsp.jscompat import iso_to_ms
@@ -24,10 +25,19 @@ class TreeNode:
 
 
 _CHILDREN = attrgetter("children")
+_ID = attrgetter("id")
+_ROLE = attrgetter("role")
+_TYPE = attrgetter("type")
 
 
 class SessionIndex:
-    """Records in file order plus the lookups pi keeps (later duplicate ids win, as in pi)."""
+    """Records in file order plus the lookups pi keeps (later duplicate ids win, as in pi).
+
+    ``records``, ``by_id``, the labels, the name and the assistant count are kept as records
+    arrive. The tree links (children, roots, chains) are built on first use when a whole file is
+    taken at once (:meth:`extend` on an empty index, i.e. an open): opening a session and reading
+    a page or the context of its leaf need only the id index, and the links cost as much again.
+    """
 
     def __init__(self) -> None:
         self.records: list[EntryRecord] = []
@@ -45,13 +55,44 @@ class SessionIndex:
         self._orphans: dict[str, list[int]] = {}
         # True once a parent link may point forwards in file order (a duplicate id, or an orphan
         # adopted later): only then can the tree have cycles or children move between nodes.
-        self.forward_links = False
+        self._forward_links = False
         self._segments: ChainSegments | None = ChainSegments()
+        # How many records the links cover, and the ids those records hold (the same dict as
+        # ``by_id`` once they cover every record).
+        self._linked = 0
+        self._linked_ids: dict[str, EntryRecord] = self.by_id
+
+    @property
+    def forward_links(self) -> bool:
+        self._link_all()
+        return self._forward_links
 
     def add(self, record: EntryRecord) -> None:
-        position = len(self.records)
+        self._link_all()
         self.records.append(record)
-        by_id = self.by_id
+        self._link(record)
+        if record.id is not None:
+            self.by_id[record.id] = record
+        self._note(record)
+
+    def _note(self, record: EntryRecord) -> None:
+        """The labels, the name and the assistant count (kept for every record as it arrives)."""
+        if record.type == "label" and isinstance(record.target_id, str):
+            if record.label:
+                # Like a JS Map: updating a key keeps its position, deleting and re-adding moves it.
+                self.labels[record.target_id] = (str(record.label), record.timestamp)
+            else:
+                self.labels.pop(record.target_id, None)
+        elif record.type == "session_info":
+            self.name_record = record
+        elif record.role == "assistant":
+            self.assistant_count += 1
+
+    def _link(self, record: EntryRecord) -> None:
+        """Link the next record in file order into the tree (``self._linked`` is its position)."""
+        position = self._linked
+        self._linked = position + 1
+        by_id = self._linked_ids
         entry_id = record.id
         parent_id = record.parent_id
         parent: EntryRecord | None = None
@@ -74,17 +115,17 @@ class SessionIndex:
             self._roots[position] = record
         if entry_id is not None:
             if entry_id in by_id:
-                self.forward_links = True
+                self._forward_links = True
             elif self._orphans:
                 adopted = self._orphans.pop(entry_id, None)
                 if adopted is not None:
-                    self.forward_links = True
+                    self._forward_links = True
                     for orphan in adopted:
                         del self._roots[orphan]
             by_id[entry_id] = record
         segments = self._segments
         if segments is not None:
-            if self.forward_links:
+            if self._forward_links:
                 self._segments = None
             elif parent is None or siblings >= 2:
                 segments.start(record)
@@ -93,50 +134,62 @@ class SessionIndex:
             else:
                 assert first is not None
                 segments.branch(parent, first, record)
-        if record.type == "label" and isinstance(record.target_id, str):
-            if record.label:
-                # Like a JS Map: updating a key keeps its position, deleting and re-adding moves it.
-                self.labels[record.target_id] = (str(record.label), record.timestamp)
-            else:
-                self.labels.pop(record.target_id, None)
-        elif record.type == "session_info":
-            self.name_record = record
-        elif record.role == "assistant":
-            self.assistant_count += 1
 
     def extend(self, records: Iterable[EntryRecord]) -> None:
-        """:meth:`add` each record; the usual one (a message continuing a chain) without the call."""
-        add = self.add
-        in_file = self.records.append
+        """:meth:`add` each record; into an empty index (a file read whole) the tree links are
+        left for first use (:meth:`_link_all`)."""
+        if self.records:
+            for record in records:
+                self.add(record)
+            return
+        self.records.extend(records)
         by_id = self.by_id
+        by_id.update(zip(map(_ID, self.records), self.records, strict=True))
+        by_id.pop(None, None)  # type: ignore[call-overload]  # records without an id
+        # Roles are None but on messages; only the few other records can be labels or names.
+        self.assistant_count += list(map(_ROLE, self.records)).count("assistant")
+        for record in compress(self.records, map(ne, map(_TYPE, self.records), repeat("message"))):
+            self._note(record)
+        if self.records:
+            self._linked_ids = {}
+
+    def _link_all(self) -> None:
+        """Build the tree links of the records not linked yet (see the class docstring); asked
+        before every tree answer and append, so the usual case (nothing left) is one comparison."""
+        if self._linked != len(self.records):
+            self._link_rest()
+
+    @gc_paused()
+    def _link_rest(self) -> None:
+        records = self.records
+        link = self._link
+        by_id = self._linked_ids
         first_child = self._first_child
         orphans = self._orphans
-        for record in records:
-            segments = self._segments
+        for record in records[self._linked :]:
             entry_id = record.id
             parent_id = record.parent_id
             if (
-                segments is None
+                self._segments is None
                 or entry_id is None
                 or parent_id is None
-                or record.type != "message"
                 or entry_id in by_id
                 or parent_id in first_child
                 or (orphans and entry_id in orphans)
             ):
-                add(record)
+                link(record)
                 continue
             parent = by_id.get(parent_id)
             if parent is None:
-                add(record)
+                link(record)
                 continue
-            in_file(record)
+            # The usual record (continuing a chain): link(record), inlined.
+            self._linked += 1
             first_child[parent_id] = record
             by_id[entry_id] = record
             chain = record.chain = parent.chain  # segments.extend(parent, record), inlined
             chain.records.append(record)
-            if record.role == "assistant":
-                self.assistant_count += 1
+        self._linked_ids = self.by_id
 
     @property
     def session_name(self) -> str | None:
@@ -149,6 +202,24 @@ class SessionIndex:
         """Records root→``entry_id``; [] for None/unknown. Stops at unknown parents and cycles."""
         if entry_id is None:
             return []
+        find = self.by_id.get
+        record = find(entry_id)
+        path: list[EntryRecord] = []
+        append = path.append
+        # A path without a cycle holds each record at most once: a longer walk has met a cycle,
+        # and only then is the walk redone remembering what it has seen.
+        steps_left = len(self.by_id)
+        while record is not None:
+            if not steps_left:
+                return self._path_through_cycle(entry_id)
+            steps_left -= 1
+            append(record)
+            parent = record.parent_id
+            record = find(parent) if parent is not None else None
+        path.reverse()
+        return path
+
+    def _path_through_cycle(self, entry_id: str) -> list[EntryRecord]:
         record = self.by_id.get(entry_id)
         path: list[EntryRecord] = []
         seen: set[int] = set()
@@ -175,6 +246,7 @@ class SessionIndex:
 
     def child_records(self, parent_id: str) -> list[EntryRecord]:
         """Records whose parentId is ``parent_id`` (not itself), in file order, in O(children)."""
+        self._link_all()
         first = self._first_child.get(parent_id)
         if first is None:
             return []
@@ -182,6 +254,7 @@ class SessionIndex:
 
     def child_count(self, record: EntryRecord) -> int:
         """How many children ``record`` has in :meth:`tree` (an overridden duplicate id has none)."""
+        self._link_all()
         entry_id = record.id
         if entry_id is None or self.by_id.get(entry_id) is not record or entry_id not in self._first_child:
             return 0
@@ -189,6 +262,7 @@ class SessionIndex:
 
     def root_records(self) -> list[EntryRecord]:
         """Records with a null, own or unknown parent, in file order (the roots of :meth:`tree`)."""
+        self._link_all()
         return list(self._roots.values())
 
     def children_of(self, parent_id: str | None) -> list[EntryRecord]:
@@ -207,6 +281,7 @@ class SessionIndex:
 
     def segments(self) -> ChainSegments | None:
         """The linear chains of the tree (kept on append); None once a parent link points forwards."""
+        self._link_all()
         return self._segments
 
     @gc_paused()
@@ -216,6 +291,7 @@ class SessionIndex:
         Roots are entries with a null, own or unknown parent. Unlike pi, entries caught in a parent
         cycle are not lost: the first of each cycle in file order becomes a root.
         """
+        self._link_all()
         segments = self._segments
         if segments is None:
             return self._tree_with_forward_links()

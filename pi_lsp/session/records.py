@@ -157,6 +157,12 @@ def verify_records(records: Iterable[EntryRecord]) -> None:
 _VERIFY_BATCH_BYTES = 1 << 20
 
 
+def mark_checked(records: Iterable[EntryRecord]) -> None:
+    """Record that these records' messages were found to be JSON (by a parse of what was sent)."""
+    for record in records:
+        record._checked = True
+
+
 def _verify_batch(batch: list[EntryRecord], slices: list[bytes]) -> None:
     if len(batch) > 1:
         try:
@@ -336,6 +342,17 @@ class EntryRecord:
             return False
         self.message_start = -1  # valid, but the message is not the line's last key
         return True
+
+    @property
+    def checked(self) -> bool:
+        """Whether the line is known to be JSON (parsed whole, or its message checked since)."""
+        return self._checked
+
+    def message_json_unchecked(self) -> bytes:
+        """The message's bytes of a line indexed from its head and not checked yet, for a caller
+        that checks what it sends itself and then calls :func:`mark_checked`."""
+        assert not self._checked and self.message_start >= 0
+        return self._message_slice()
 
     def _message_slice(self) -> bytes:
         return self._body.rstrip()[self.message_start : -1]

@@ -21,8 +21,9 @@ from pi_lsp.session.context import (
     entry_to_message,
     select_context,
 )
+from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.jsonl import dumps_compact
-from pi_lsp.session.records import EntryRecord, verify_records
+from pi_lsp.session.records import EntryRecord, mark_checked, verify_records
 
 ContextItem = EntryRecord | dict[str, Any]
 
@@ -34,6 +35,40 @@ def _emit(record: EntryRecord) -> ContextItem | None:
     if record.type in ("custom_message", "branch_summary"):
         return entry_to_message(record.entry())
     return None
+
+
+def _item_json(item: ContextItem) -> bytes | None:
+    """One context message as JSON (a record's stored bytes where possible); None: left out."""
+    if isinstance(item, EntryRecord):
+        data = item.message_json()
+        if data is None:
+            message = item.message()
+            if message is None:
+                return None
+            data = orjson.dumps(message)
+        return data
+    return dumps_compact(item)
+
+
+_CHECK_BYTES = 1 << 20
+
+
+def _all_json(parts: list[bytes]) -> bool:
+    """Whether each part is one JSON value in valid UTF-8, by parsing them about a megabyte at a
+    time as an array: an array of exactly as many values as parts cannot hide a part that is not
+    one value (a line cut short and closed by the next, keys after a message fail the parse)."""
+    start = size = 0
+    for end, part in enumerate(parts, start=1):
+        size += len(part)
+        if size >= _CHECK_BYTES or end == len(parts):
+            try:
+                values = orjson.loads(b"".join((b"[", b",".join(parts[start:end]), b"]")))
+            except orjson.JSONDecodeError:
+                return False
+            if len(values) != end - start:
+                return False
+            start, size = end, 0
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,19 +104,40 @@ class ContextView:
         Lines indexed from their head are checked first, in one parse (``verify_records``); a
         message whose line turns out not to be JSON is left out, as a malformed line is."""
         verify_records(item for item in self.items if isinstance(item, EntryRecord))
-        out: list[bytes] = []
+        return [data for data in map(_item_json, self.items) if data is not None]
+
+    @gc_paused()
+    def message_array(self) -> bytes | None:
+        """:meth:`message_json` as one JSON array, for the usual context, where every line is
+        valid: the lines not checked yet are checked by parsing the parts as they will be sent,
+        a megabyte at a time, instead of one by one. None when a check fails: then
+        :meth:`message_json` finds what to leave out or re-encode."""
+        parts: list[bytes] = []
+        append = parts.append
+        unchecked: list[EntryRecord] = []
         for item in self.items:
-            if isinstance(item, EntryRecord):
-                data = item.message_json()
-                if data is None:
-                    message = item.message()
-                    if message is None:
-                        continue
-                    data = orjson.dumps(message)
-                out.append(data)
+            if isinstance(item, EntryRecord) and not item.checked:
+                unchecked.append(item)
+                append(item.message_json_unchecked())
             else:
-                out.append(dumps_compact(item))
-        return out
+                data = _item_json(item)
+                if data is not None:
+                    append(data)
+        if unchecked:
+            if not _all_json(parts):
+                return None
+            mark_checked(unchecked)
+        if not parts:
+            return b"[]"
+        parts[0] = b"[" + parts[0]  # the brackets on the end parts: the answer is copied once
+        parts[-1] += b"]"
+        array = b",".join(parts)
+        if not unchecked and not array.isascii():
+            try:
+                array.decode()
+            except UnicodeDecodeError:
+                return None  # a line that is not UTF-8 is re-encoded the way pi reads it
+        return array
 
     def to_context(self) -> SessionContext:
         return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}

@@ -222,7 +222,7 @@ import importlib.abc, os, sys, time
 gate, log = sys.argv[1], sys.argv[2]
 WATCHED = (
     "anthropic", "lsprotocol", "pygls", "pi_lsp.service.runs", "pi_lsp.agent.tools", "pi_lsp.llm.stream",
-    "regex",
+    "regex", "pi_lsp.llm.summarizer", "pi_lsp.agent.runner", "pi_lsp.checkpoints.restore",
 )
 
 

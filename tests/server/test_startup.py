@@ -43,6 +43,9 @@ async def test_first_session_requests_are_answered_before_pygls_loads(tmp_path: 
         assert not gate.exists()  # all of that was answered while lsprotocol was held
         assert "anthropic" not in _imported(log)
         assert "regex" not in _imported(log)  # only a `re:` search needs it (15 ms of every start)
+        # The summarisers (the client, compaction), the agent and checkpoints load when first used.
+        for later in ("pi_lsp.llm.summarizer", "pi_lsp.agent.runner", "pi_lsp.checkpoints.restore"):
+            assert later not in _imported(log), f"{later} was imported for the first session requests"
 
         gate.touch()  # now pygls loads and takes over: LSP requests work as before
         hover = await client.request(

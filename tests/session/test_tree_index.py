@@ -124,6 +124,17 @@ def find(tree: list[Any], entry_id: str) -> Any:
     return None
 
 
+def naive_path(records: list[EntryRecord], entry_id: str | None) -> list[EntryRecord]:
+    """Root→``entry_id`` through the last record of each id, stopping before a repeated record."""
+    owner = {record.id: record for record in records if record.id is not None}
+    path: list[EntryRecord] = []
+    record = owner.get(entry_id) if entry_id is not None else None
+    while record is not None and all(record is not kept for kept in path):
+        path.append(record)
+        record = owner.get(record.parent_id) if record.parent_id is not None else None
+    return path[::-1]
+
+
 def label_map(index: SessionIndex) -> dict[str, str]:
     return {target: label for target, (label, _timestamp) in index.labels.items()}
 
@@ -131,6 +142,7 @@ def label_map(index: SessionIndex) -> dict[str, str]:
 def check_index(index: SessionIndex, leaf_id: str | None) -> None:
     """Every tree answer of ``index`` against the naive one."""
     records = index.records
+    assert index.path_to(leaf_id) == naive_path(records, leaf_id)
     expected = naive_tree(records, label_map(index))
     assert as_tuples(index.tree()) == expected
     known = {record.id for record in records}
@@ -259,3 +271,29 @@ def test_unique_backward_links_keep_the_segments(parents: list[int]) -> None:
         index.add(_record(f"n{number}", parent, f"2026-01-01T00:00:{pick % 60:02d}Z", None))
         assert index.segments() is not None
         check_index(index, f"n{pick % (number + 1)}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(RAW, st.integers(min_value=0, max_value=25), st.sampled_from([*IDS, None]))
+def test_a_file_read_whole_links_its_tree_on_first_use(
+    raw: list[Any], split: int, leaf_id: str | None
+) -> None:
+    """An open takes the file's records at once (``extend`` on an empty index) and links the tree
+    only when a tree answer is asked for: the answers, and those after further appends, are the
+    same as when every record is added one by one."""
+    records = [_record(*item) for item in raw]
+    index = SessionIndex()
+    index.extend(records[:split])
+    assert index.by_id == {record.id: record for record in records[:split] if record.id is not None}
+    assert index.path_to(leaf_id) == SessionIndex.path_to(_added(records[:split]), leaf_id)
+    check_index(index, leaf_id)
+    for record in records[split:]:
+        index.add(record)
+        check_index(index, leaf_id)
+
+
+def _added(records: list[EntryRecord]) -> SessionIndex:
+    index = SessionIndex()
+    for record in records:
+        index.add(record)
+    return index
