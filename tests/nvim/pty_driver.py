@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.agent.chat_support import MODEL, Workspace
+from tests.llm.fake_anthropic import FakeAnthropic, Reply
 from tests.nvim.headless import REPO, server_cmd
+from tests.pi.pi_rpc import write_agent_dir
 
 QUESTION = b"Type number and <Enter>"  # inputlist()'s own line: a question is on the screen
 ANSI = re.compile(
@@ -139,3 +142,25 @@ async def run_tty(
     seen: dict[str, Any] = json.loads(out.read_text())
     assert "error" not in seen, (seen.get("error"), seen.get("messages"), screens.tail())
     return screens, seen
+
+
+async def run_tty_with_model(
+    nvim: str,
+    script: Path,
+    tmp_path: Path,
+    ws: Workspace,
+    replies: list[Reply],
+    answers: list[Answer],
+    timeout: float,
+    **settings: Any,
+) -> tuple[Screens, dict[str, Any], FakeAnthropic]:
+    """:func:`run_tty` against the loopback fake model answering ``replies``, in ``ws`` (which the
+    caller cleans up); ``settings`` go over the plugin's base (the model, the workspace's session
+    folder). Returns the fake too, for the requests it received."""
+    async with FakeAnthropic(replies) as fake:
+        write_agent_dir(ws.agent_dir, fake.url, ws.settings)
+        config = {"model": MODEL, "sessionDir": str(ws.sessions), **settings}
+        screens, seen = await run_tty(
+            nvim, script, tmp_path, ws.cwd, ws.server_env(fake.url), config, answers, timeout
+        )
+    return screens, seen, fake

@@ -6,12 +6,10 @@ the compaction ends with its one-line result and no "Press ENTER" prompt."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from tests.agent.chat_support import MODEL, Workspace
-from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, assistant_stream
-from tests.nvim.pty_driver import Answer, run_tty
-from tests.pi.pi_rpc import write_agent_dir
+from tests.agent.chat_support import Workspace
+from tests.llm.fake_anthropic import Reply, Text, assistant_stream
+from tests.nvim.pty_driver import Answer, run_tty_with_model
 
 SCRIPT = Path(__file__).with_name("compact_tty.lua")
 HIT_ENTER = "Press ENTER"
@@ -30,17 +28,10 @@ async def test_compact_previews_and_ends_without_hit_enter(tmp_path: Path, nvim:
     replies = [_text("First answer.", "m_1"), _text("Second answer.", "m_2")]
     ws = Workspace()
     try:
-        async with FakeAnthropic(replies) as fake:
-            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-            settings: dict[str, Any] = {
-                "model": MODEL,
-                "sessionDir": str(ws.sessions),
-                "summarizer": "offline",
-                "compaction": {"keepRecentTokens": 5},
-            }
-            screens, seen = await run_tty(
-                nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, answers, 120
-            )
+        screens, seen, _ = await run_tty_with_model(
+            nvim, SCRIPT, tmp_path, ws, replies, answers, 120,
+            summarizer="offline", compaction={"keepRecentTokens": 5},
+        )  # fmt: skip
         compactions = [e for e in ws.entries() if e["type"] == "compaction"]
     finally:
         ws.cleanup()

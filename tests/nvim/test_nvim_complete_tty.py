@@ -12,11 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.agent.chat_support import MODEL, Workspace
-from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, assistant_stream
+from tests.agent.chat_support import Workspace
+from tests.llm.fake_anthropic import Reply, Text, assistant_stream
 from tests.nvim.headless import server_cmd
-from tests.nvim.pty_driver import Answer, run_tty
-from tests.pi.pi_rpc import write_agent_dir
+from tests.nvim.pty_driver import Answer, run_tty_with_model
 
 SCRIPT = Path(__file__).with_name("complete_tty.lua")
 FILES = {
@@ -66,13 +65,8 @@ async def test_completion_as_typed(tmp_path: Path, nvim: str, monkeypatch: pytes
     replies = [_text("Template answer.", "m_1"), _text("Path answer.", "m_2")]
     ws = Workspace(FILES)
     try:
-        async with FakeAnthropic(replies) as fake:
-            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-            settings: dict[str, Any] = {"model": MODEL, "sessionDir": str(ws.sessions)}
-            screens, seen = await run_tty(
-                nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, answers, 120
-            )
-            sent = [_user_text(r.body) for r in fake.requests]
+        screens, seen, fake = await run_tty_with_model(nvim, SCRIPT, tmp_path, ws, replies, answers, 120)
+        sent = [_user_text(r.body) for r in fake.requests]
     finally:
         ws.cleanup()
 

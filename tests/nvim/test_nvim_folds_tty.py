@@ -10,10 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.agent.chat_support import MODEL, Workspace
-from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, Thinking, ToolUse, assistant_stream
-from tests.nvim.pty_driver import Answer, run_tty
-from tests.pi.pi_rpc import write_agent_dir
+from tests.agent.chat_support import Workspace
+from tests.llm.fake_anthropic import Reply, Text, Thinking, ToolUse, assistant_stream
+from tests.nvim.pty_driver import Answer, run_tty_with_model
 
 SCRIPT = Path(__file__).with_name("folds_tty.lua")
 FIRST_RUN = ["┆ thinking", "┆ output", "┆ diff"]
@@ -45,13 +44,10 @@ async def test_folds_stay_closed_after_redraws(tmp_path: Path, nvim: str) -> Non
         Answer(b"\r", b"TEST: on the tree entry"),  # <CR> in :PiTree: navigate there
     ]
     try:
-        async with FakeAnthropic(replies) as fake:
-            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-            settings: dict[str, Any] = {"model": MODEL, "sessionDir": str(ws.sessions), "approval": "auto"}
-            screens, seen = await run_tty(
-                nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, answers, 120
-            )
-            last_messages = [r.body["messages"][-1] for r in fake.requests]
+        screens, seen, fake = await run_tty_with_model(
+            nvim, SCRIPT, tmp_path, ws, replies, answers, 120, approval="auto"
+        )
+        last_messages = [r.body["messages"][-1] for r in fake.requests]
     finally:
         ws.cleanup()
 

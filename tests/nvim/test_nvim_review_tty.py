@@ -9,11 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.agent.chat_support import MODEL, Workspace
-from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
+from tests.agent.chat_support import Workspace
+from tests.llm.fake_anthropic import Reply, Text, ToolUse, assistant_stream
 from tests.nvim.binaries import _version_of
-from tests.nvim.pty_driver import Answer, run_tty
-from tests.pi.pi_rpc import write_agent_dir
+from tests.nvim.pty_driver import Answer, run_tty_with_model
 
 SCRIPT = Path(__file__).with_name("review_tty.lua")
 ORIGINAL = "".join(f"line {n}\n" for n in range(1, 13))
@@ -31,12 +30,9 @@ async def _review(tmp_path: Path, nvim: str, answers: list[Answer]) -> tuple[Any
     ]
     ws = Workspace({"data.txt": ORIGINAL})
     try:
-        async with FakeAnthropic(replies) as fake:
-            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-            settings: dict[str, Any] = {"model": MODEL, "sessionDir": str(ws.sessions), "approval": "ask"}
-            screens, _ = await run_tty(
-                nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, answers, 90
-            )
+        screens, _, _ = await run_tty_with_model(
+            nvim, SCRIPT, tmp_path, ws, replies, answers, 90, approval="ask"
+        )
         written = (ws.cwd / "data.txt").read_text()
         results = [
             e["message"]

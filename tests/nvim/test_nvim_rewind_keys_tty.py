@@ -7,12 +7,10 @@ files on disk when answered, do nothing when cancelled, and leave a file changed
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from tests.agent.chat_support import MODEL, Workspace
-from tests.llm.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse, assistant_stream
-from tests.nvim.pty_driver import Answer, run_tty
-from tests.pi.pi_rpc import write_agent_dir
+from tests.agent.chat_support import Workspace
+from tests.llm.fake_anthropic import Reply, Text, ToolUse, assistant_stream
+from tests.nvim.pty_driver import Answer, run_tty_with_model
 
 SCRIPT = Path(__file__).with_name("rewind_keys_tty.lua")
 CONFLICT_QUESTION = b"pi: restore 1 file(s) (1 conflict(s) left alone)?"
@@ -41,12 +39,9 @@ async def test_rewind_keys_in_chat_and_tree(tmp_path: Path, nvim: str) -> None:
     ]
     ws = Workspace({"file.txt": "v0\n"})
     try:
-        async with FakeAnthropic(replies) as fake:
-            write_agent_dir(ws.agent_dir, fake.url, ws.settings)
-            settings: dict[str, Any] = {"model": MODEL, "sessionDir": str(ws.sessions), "approval": "auto"}
-            screens, seen = await run_tty(
-                nvim, SCRIPT, tmp_path, ws.cwd, ws.server_env(fake.url), settings, answers, 120
-            )
+        screens, seen, _ = await run_tty_with_model(
+            nvim, SCRIPT, tmp_path, ws, replies, answers, 120, approval="auto"
+        )
     finally:
         ws.cleanup()
 
