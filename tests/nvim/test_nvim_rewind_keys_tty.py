@@ -9,25 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.agent.chat_support import Workspace
-from tests.llm.fake_anthropic import Reply, Text, ToolUse, assistant_stream
 from tests.nvim.pty_driver import Answer, run_tty_with_model
+from tests.nvim.rewind_scenario import two_branch_replies
 
 SCRIPT = Path(__file__).with_name("rewind_keys_tty.lua")
 CONFLICT_QUESTION = b"pi: restore 1 file(s) (1 conflict(s) left alone)?"
 
 
-def _write(call_id: str, path: str, content: str) -> ToolUse:
-    return ToolUse(call_id, "write", {"path": path, "content": content})
-
-
 async def test_rewind_keys_in_chat_and_tree(tmp_path: Path, nvim: str) -> None:
-    both = [_write("toolu_B", "file.txt", "B\n"), _write("toolu_N", "new.txt", "new\n")]
-    replies = [
-        Reply(events=assistant_stream(_write("toolu_A", "file.txt", "A\n"), message_id="m_a")),
-        Reply(events=assistant_stream(Text("Done A."), message_id="m_a2")),
-        Reply(events=assistant_stream(*both, message_id="m_b")),
-        Reply(events=assistant_stream(Text("Done B."), message_id="m_b2")),
-    ]
+    replies = two_branch_replies()
     answers = [
         Answer(b"\\r", b"TEST: on the first reply"),  # <LocalLeader>r on the message
         Answer(b"1\r", b"pi: restore 2 file(s)?"),  # Restore

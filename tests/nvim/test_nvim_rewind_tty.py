@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.agent.chat_support import Workspace
-from tests.llm.fake_anthropic import Reply, Text, ToolUse, assistant_stream
 from tests.nvim.pty_driver import Answer, run_tty_with_model
+from tests.nvim.rewind_scenario import two_branch_replies
 
 SCRIPT = Path(__file__).with_name("rewind_tty.lua")
 ANSWERS = [  # "1<CR>": the first choice (Restore, Restore, Overwrite)
@@ -19,18 +19,8 @@ ANSWERS = [  # "1<CR>": the first choice (Restore, Restore, Overwrite)
 ]
 
 
-def _write(call_id: str, path: str, content: str) -> ToolUse:
-    return ToolUse(call_id, "write", {"path": path, "content": content})
-
-
 async def test_rewind_undo_and_changes(tmp_path: Path, nvim: str) -> None:
-    both = [_write("toolu_B", "file.txt", "B\n"), _write("toolu_N", "new.txt", "new\n")]
-    replies = [
-        Reply(events=assistant_stream(_write("toolu_A", "file.txt", "A\n"), message_id="m_a")),
-        Reply(events=assistant_stream(Text("Done A."), message_id="m_a2")),
-        Reply(events=assistant_stream(*both, message_id="m_b")),
-        Reply(events=assistant_stream(Text("Done B."), message_id="m_b2")),
-    ]
+    replies = two_branch_replies()
     ws = Workspace({"file.txt": "v0\n"})
     try:
         screens, seen, _ = await run_tty_with_model(
