@@ -1,5 +1,6 @@
 // Bundles the chat streaming benchmark (webviewBench.ts, with `vscode` replaced by vscodeStub.ts)
-// and runs it: `node bench/run.mjs [--bytes=51200] [--delta-chars=20] [--interval-ms=10]`.
+// and runs it: `node bench/run.mjs [--bytes=51200] [--delta-chars=20] [--interval-ms=10] [--profile]`.
+// `--profile`: also a CPU profile of the webview while it streams, printed as self time by function.
 // `--smoke` (make test): a 4,000-byte reply, only to check that it still runs; no results file.
 // Needs `npm run build` first (out/webview.js), playwright-core and a Chromium ($CHROMIUM, else
 // /usr/bin/chromium).

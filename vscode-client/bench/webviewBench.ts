@@ -6,8 +6,8 @@
  *   - delta → paint: from the delta reaching ChatViewProvider.onEvent to the first frame painted
  *     after the webview handled the post (rAF, then a task after that frame), p50/p99;
  *   - frame time while streaming: intervals between animation frames, and long animation frames.
- * The hop from extension host to webview is Playwright's CDP call here, where VS Code uses its own
- * IPC and an iframe postMessage; both serialise the message. Numbers go to stdout (a markdown table)
+ * The hop from extension host to webview is a CDP Runtime.evaluate of the post as JSON here, where
+ * VS Code uses its own IPC and an iframe postMessage; both serialise the message. Numbers go to stdout (a markdown table)
  * and benchmarks/out/vscode_webview.json.
  */
 import * as fs from "node:fs";
@@ -22,6 +22,30 @@ interface Options {
   bytes: number;
   deltaChars: number;
   intervalMs: number;
+  /** Take a Chromium CPU profile of the measured stream and print the functions by self time. */
+  profile: boolean;
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  hitCount?: number;
+}
+
+/** The `top` functions of a CPU profile by self time (ms), summed over their call sites. */
+function selfTimes(profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }, top: number): string[] {
+  const byNode = new Map<number, number>();
+  profile.samples.forEach((id, index) => byNode.set(id, (byNode.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0) / 1000));
+  const byFunction = new Map<string, number>();
+  for (const node of profile.nodes) {
+    const frame = node.callFrame;
+    const name = `${frame.functionName || "(anonymous)"} ${path.basename(frame.url)}:${frame.lineNumber + 1}`;
+    byFunction.set(name, (byFunction.get(name) ?? 0) + (byNode.get(node.id) ?? 0));
+  }
+  return [...byFunction.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([name, ms]) => `${ms.toFixed(0).padStart(7)} ms  ${name}`);
 }
 
 const clientDir = path.resolve(__dirname, "..", "..");
@@ -63,7 +87,7 @@ function pageProbes(): void {
   window.addEventListener("message", (event: MessageEvent) => {
     const data = event.data as { type?: string };
     const t0 = sent.shift() ?? NaN; // one per __deliver, in order
-    if (data?.type !== "state" && data?.type !== "message" && data?.type !== "render") return; // a draw of the transcript
+    if (data?.type !== "state" && data?.type !== "message" && data?.type !== "append") return; // a draw of the transcript
     requestAnimationFrame(() => {
       const channel = new MessageChannel();
       channel.port1.onmessage = () => latencies.push(performance.timeOrigin + performance.now() - t0);
@@ -139,6 +163,7 @@ async function run(options: Options): Promise<Record<string, unknown>> {
   try {
     const page = await browser.newPage({ viewport: { width: 420, height: 900 } });
     await page.addInitScript(pageProbes);
+    const hop = await page.context().newCDPSession(page);
     // The oldest event not yet carried by a post: a post that gathers several deltas is timed
     // from its oldest one (the worst of them).
     let t0: number | undefined;
@@ -156,9 +181,9 @@ async function run(options: Options): Promise<Record<string, unknown>> {
       postMessage: (message: unknown) => {
         const sentAt = t0 ?? latest;
         t0 = undefined;
-        return page
-          .evaluate(([m, t]) => (window as unknown as { __deliver: (m: unknown, t: number) => void }).__deliver(m, t), [message, sentAt] as const)
-          .then(() => true);
+        // One JSON text evaluated in the page, as VS Code's IPC carries a post: Playwright's own
+        // evaluate wraps every call in its utility script, which costs the page more than the post.
+        return hop.send("Runtime.evaluate", { expression: `__deliver(${JSON.stringify(message)}, ${sentAt})`, awaitPromise: false }).then(() => true);
       },
     };
     // The chat asks the server for models when drawn; nothing else reaches it while streaming.
@@ -186,6 +211,12 @@ async function run(options: Options): Promise<Record<string, unknown>> {
       probe.latencies.length = 0;
     });
 
+    const cdp = options.profile ? await page.context().newCDPSession(page) : undefined;
+    if (cdp) {
+      await cdp.send("Profiler.enable");
+      await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+      await cdp.send("Profiler.start");
+    }
     await page.evaluate(() => (window as unknown as { __record: (on: boolean) => void }).__record(true));
     const { hostMs } = await stream(page, chat, (t) => {
       latest = t;
@@ -195,6 +226,7 @@ async function run(options: Options): Promise<Record<string, unknown>> {
     await page.waitForTimeout(200);
     await page.evaluate(() => (window as unknown as { __record: (on: boolean) => void }).__record(false));
     const probe = await page.evaluate(() => (window as unknown as { __probe: Probe }).__probe);
+    const profiled = cdp ? selfTimes((await cdp.send("Profiler.stop")).profile as never, 25) : undefined;
     const intervals = probe.frames.slice(1).map((t, i) => t - probe.frames[i]);
     const articles = await page.locator('article[aria-label="assistant message"]').count();
     return {
@@ -207,6 +239,7 @@ async function run(options: Options): Promise<Record<string, unknown>> {
       framesOver50ms: intervals.filter((v) => v > 50).length,
       longAnimationFramesMs: summary(probe.longFrames),
       chromium: browser.version(),
+      ...(profiled ? { selfTimeByFunction: profiled } : {}),
     };
   } finally {
     await browser.close();
@@ -234,9 +267,9 @@ async function main(): Promise<void> {
   // --smoke (make test): a short reply, only to check that the benchmark still runs; its numbers
   // mean nothing, so they do not replace a full run's in benchmarks/out/.
   const smoke = process.argv.includes("--smoke");
-  const options: Options = { bytes: arg("bytes", smoke ? 4000 : 50 * 1024), deltaChars: arg("delta-chars", 20), intervalMs: arg("interval-ms", 10) };
+  const options: Options = { bytes: arg("bytes", smoke ? 4000 : 50 * 1024), deltaChars: arg("delta-chars", 20), intervalMs: arg("interval-ms", 10), profile: process.argv.includes("--profile") };
   const result = await run(options);
-  if (!smoke) {
+  if (!smoke && !options.profile) {
     const outDir = path.resolve(clientDir, "..", "benchmarks", "out");
     fs.mkdirSync(outDir, { recursive: true });
     fs.writeFileSync(path.join(outDir, "vscode_webview.json"), JSON.stringify(result, null, 2));
@@ -244,6 +277,8 @@ async function main(): Promise<void> {
   console.log(`${options.bytes} bytes in ${result.deltas as number} deltas of ${options.deltaChars} chars every ${options.intervalMs} ms; Chromium ${result.chromium as string}`);
   console.log(table(result));
   console.log(`frames over 50 ms: ${result.framesOver50ms as number}`);
+  const profiled = result.selfTimeByFunction as string[] | undefined;
+  if (profiled) console.log(["webview CPU profile, self time by function:", ...profiled].join("\n"));
 }
 
 main().catch((error) => {

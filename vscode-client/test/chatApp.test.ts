@@ -399,3 +399,15 @@ test("a resent message offers ‹ 1/2 ›: each arrow asks the host for that ver
   app.receive({ type: "state", state: { ...base, messages } });
   assert.equal(resent.querySelector("[aria-label='versions']"), null);
 });
+
+test("text added to a reply is drawn; an addition that does not start where the reply's text ends is ignored", () => {
+  const { doc, app } = open();
+  app.receive({ type: "message", message: { key: "assistant:1", kind: "assistant", text: "Hel" } });
+  app.receive({ type: "append", key: "assistant:1", field: "text", from: 3, delta: "lo" });
+  const reply = () => doc.querySelector("article[aria-label='assistant message']")?.textContent?.trim();
+  assert.equal(reply(), "Hello");
+  app.receive({ type: "append", key: "assistant:1", field: "text", from: 3, delta: "p!" });
+  app.receive({ type: "append", key: "assistant:9", field: "text", from: 0, delta: "stray" });
+  assert.equal(reply(), "Hello");
+  assert.equal(doc.querySelectorAll("article").length, 1);
+});

@@ -12,7 +12,7 @@ import { ChatAttention } from "./chatAttention";
 import { builtinCommand } from "./builtinCommands";
 import { ChatCompletions } from "./chatCompletions";
 import { runCodeAction } from "./codeActions";
-import { entryIdOf, promptBefore, type ChatMessage } from "../shared/chatModel";
+import { entryIdOf, promptBefore } from "../shared/chatModel";
 import type { ChatNotice, HostToWebview, ModelChoice, PromptImage, WebviewToHost } from "../shared/chatProtocol";
 import { ChatSync } from "./chatSync";
 import { toolFile } from "./diffRestore";
@@ -22,6 +22,7 @@ import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Request
 import { flipVersion, MessageVersions } from "../shared/messageVersions";
 import { Rewinder } from "./rewind";
 import type { RestoreNotice } from "../shared/rewindModel";
+import { DeltaPosts } from "./deltaPosts";
 import { orderModels } from "./modelOrder";
 import { sessionDescription, sessionStart } from "./sessionTitle";
 import { PiSession } from "./session";
@@ -30,8 +31,6 @@ import { type CompactionEnded, type CompactionStarted, Methods, type PiEvent } f
 
 /** The server's ModelError code; with ANTHROPIC_API_KEY in its message it means "no key". */
 const MODEL_ERROR = -32004;
-/** How long the posts of streamed deltas are gathered into one (about a frame). */
-const DELTA_POST_MS = 16;
 /**
  * How long after the window (re)loaded an approval waits for the chat view to appear before it is
  * asked in a dialog: a reloaded window is asked again at once, before VS Code has restored its chat.
@@ -54,9 +53,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private readonly completions: ChatCompletions;
   private notice: ChatNotice | undefined;
   private agentDir: string | undefined;
-  private deltaTimer: ReturnType<typeof setTimeout> | undefined;
-  /** What the gathered posts changed: one message, or more ("all": the whole state is posted). */
-  private gathered: ChatMessage | "all" | undefined;
+  private readonly deltas = new DeltaPosts({ post: (message) => this.postNow(message), all: () => this.post() });
   private readonly createdAt = Date.now();
   private readonly resolved = new vscode.EventEmitter<void>();
   /** Rewind code to here, Undo restore, and the rewind question of Edit and resend / Branch from here. */
@@ -184,32 +181,17 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     if (event.type === "agent_end") this.attention.runFinished();
     const changed = this.sync.onEvent(seq, event);
     if (!changed && event.type !== "approval_result") return;
-    // Deltas (and a tool's partial output) come faster than frames: their posts are gathered for
-    // one frame, and carry only the message they changed when that is all; anything else posts the
-    // whole state at once (which also replaces what was gathered, so the webview sees changes in order).
+    // Deltas (and a tool's partial output) come faster than frames: at most one post per frame,
+    // carrying only the message they changed when that is all; anything else posts the whole
+    // state at once (which also replaces what was gathered, so the webview sees changes in order).
     const only = this.sync.touchedOnly;
-    if (changed && only) this.postSoon(only);
+    if (changed && only) this.deltas.gather(only);
     else this.post();
   }
 
   /** `pi/compactionStarted` / `pi/compactionEnded` of the open session: the status row (and card). */
   onCompactionNotice(started: boolean, params: CompactionStarted | CompactionEnded): void {
     if (this.sync.onCompactionNotice(started, params)) this.post();
-  }
-
-  /** Gather a one-message change: one post per frame, just that message while it is the only one. */
-  private postSoon(message: ChatMessage): void {
-    this.gathered = this.gathered === undefined || this.gathered === message ? message : "all";
-    this.deltaTimer ??= setTimeout(() => this.flushGathered(), DELTA_POST_MS);
-  }
-
-  private flushGathered(): void {
-    const gathered = this.gathered;
-    if (gathered === "all") return this.post();
-    if (this.deltaTimer !== undefined) clearTimeout(this.deltaTimer);
-    this.deltaTimer = undefined;
-    this.gathered = undefined;
-    if (gathered) this.postNow({ type: "message", message: gathered });
   }
 
   /**
@@ -242,9 +224,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   private post(): void {
-    if (this.deltaTimer !== undefined) clearTimeout(this.deltaTimer);
-    this.deltaTimer = undefined;
-    this.gathered = undefined;
+    this.deltas.drop();
     this.postNow({
       type: "state",
       state: {
@@ -265,7 +245,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   private postToView(message: HostToWebview): void {
-    if (this.deltaTimer !== undefined) this.flushGathered();
+    this.deltas.flush();
     this.postNow(message);
   }
 

@@ -47,6 +47,12 @@ export type HostToWebview =
   | { type: "state"; state: ChatViewState }
   /** One message changed (a streamed delta, a tool's output): replaced by key, or appended when new. */
   | { type: "message"; message: ChatMessage }
+  /**
+   * A streamed reply's text (or thinking) grew: `delta` is added at `from` (the length the webview
+   * has); a post that does not start where the webview's text ends is ignored (the next whole post
+   * draws the message again). A few dozen bytes a delta instead of the whole reply.
+   */
+  | { type: "append"; key: string; field: "text" | "thinking"; from: number; delta: string }
   | { type: "status"; status: string }
   | { type: "draft"; text: string; images?: PromptImage[] }
   | { type: "reveal"; entryId: string }

@@ -3,6 +3,7 @@
  * draws the state the host posts and sends what the user does. Takes the document, window and VS
  * Code API, so jsdom tests drive exactly what the webview runs.
  */
+import type { ChatMessage } from "../shared/chatModel";
 import type { ChatViewState, HostToWebview, WebviewToHost } from "../shared/chatProtocol";
 import { createComposer, type DraftStore } from "./composer";
 import { createToolbar } from "./toolbar";
@@ -37,6 +38,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     switch (message.type) {
       case "state":
       case "message":
+      case "append":
         applyState(message);
         draw();
         break;
@@ -61,21 +63,30 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
     }
   }
 
-  /** A posted state, or one message of it replaced (by key) or appended: the data only, no drawing. */
-  function applyState(message: Extract<HostToWebview, { type: "state" | "message" }>): void {
+  /**
+   * A posted state, one message of it replaced (by key) or appended, or text added to one: the data
+   * only, no drawing.
+   */
+  function applyState(message: Extract<HostToWebview, { type: "state" | "message" | "append" }>): void {
     if (message.type === "state") {
       state = message.state;
       return;
     }
-    const at = state.messages.findIndex((other) => other.key === message.message.key);
+    const key = message.type === "message" ? message.message.key : message.key;
+    const at = state.messages.findIndex((other) => other.key === key);
     const messages = [...state.messages];
-    if (at >= 0) messages[at] = message.message;
+    if (message.type === "append") {
+      const target = messages[at] as ChatMessage | undefined;
+      const before = target?.[message.field] ?? "";
+      if (target === undefined || before.length !== message.from) return; // not the text it extends
+      messages[at] = { ...target, [message.field]: before + message.delta };
+    } else if (at >= 0) messages[at] = message.message;
     else messages.push(message.message);
     state = { ...state, messages };
   }
 
-  // The host posts after every change, one post per streamed delta (the whole state, or just the
-  // message a delta changed). Drawing each would fall behind a fast stream, so posts only update
+  // The host posts after every change: the whole state, the one message a change touched, or the
+  // text a streamed delta added (one post per delta). Drawing each would fall behind a fast stream, so posts only update
   // the data and the view is drawn on the next animation frame, once for all that arrived meanwhile.
   // Any other message first draws what is pending, so messages still apply in order.
   let drawPending = false;
@@ -86,7 +97,7 @@ export function startChat(doc: Document, win: Window, api: VsCodeApi): ChatApp {
   };
   win.addEventListener("message", (event: MessageEvent) => {
     const message = event.data as HostToWebview;
-    if ((message.type === "state" || message.type === "message") && typeof win.requestAnimationFrame === "function") {
+    if ((message.type === "state" || message.type === "message" || message.type === "append") && typeof win.requestAnimationFrame === "function") {
       applyState(message);
       if (!drawPending) win.requestAnimationFrame(flushDraw);
       drawPending = true;
