@@ -233,6 +233,7 @@ class PollingBackend:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._added_baseline: Snapshot | None = None
 
     def start(self) -> None:
         # The baseline is taken before start() returns: a change made right after it (on a loaded
@@ -253,14 +254,22 @@ class PollingBackend:
             self._thread = None
 
     def apply(self, plans: Sequence[WatchPlan], targets: Targets, *, check_stale: bool = True) -> Applied:
+        # Running, the files the new plans cover get their baseline now, as start()'s do: left to
+        # the next poll, a change made in between would be taken for the baseline and never heard.
+        baseline = _snapshot(plans) if self._thread is not None else None
         with self._lock:
             self._plans = tuple(plans)
+            if baseline is not None:
+                self._added_baseline = {**(self._added_baseline or {}), **baseline}
         return Applied()
 
     def _run(self, plans: tuple[WatchPlan, ...], previous: Snapshot) -> None:
         while not self._stop.wait(self._interval):
             with self._lock:
                 current_plans = self._plans
+                added, self._added_baseline = self._added_baseline, None
+            if added is not None:  # what was already watched keeps its own (older) baseline
+                previous, plans = {**added, **previous}, current_plans
             try:
                 current = _snapshot(current_plans)
             except Exception:  # pragma: no cover - a poll must never kill the thread

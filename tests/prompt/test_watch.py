@@ -228,6 +228,30 @@ async def test_loop_mode_runs_on_the_loop_and_awaits_coroutines(
         watcher.stop()
 
 
+async def test_polling_hears_a_change_made_before_its_first_look(workspace: Tree) -> None:
+    """The polling backend gets its plans after its thread started; a file written before the
+    first poll (a loaded machine, a slow poll) was taken into that poll's baseline and never
+    reported. The plans' baseline is now taken when they are applied."""
+    loop = asyncio.get_running_loop()
+    seen: asyncio.Queue[list[str]] = asyncio.Queue()
+
+    async def on_change(cwd: str, paths: list[str]) -> None:
+        seen.put_nowait(paths)
+
+    watcher = PromptWatcher(
+        on_change, agent_dir=workspace.path("agent"), home=workspace.path("home"), backend="poll",
+        loop=loop, poll_interval=0.5,
+    )  # fmt: skip
+    watcher.add_root(workspace.path("ws/proj"))
+    watcher.start()
+    try:
+        workspace.write("ws/proj/.pi/SYSTEM.md", "custom")  # before the first poll, 0.5 s away
+        paths = await asyncio.wait_for(seen.get(), WAIT + 1)
+        assert paths == [workspace.path("ws/proj/.pi/SYSTEM.md")]
+    finally:
+        watcher.stop()
+
+
 def test_many_roots_take_a_bounded_number_of_threads_and_each_is_heard(workspace: Tree) -> None:
     """Each root's flat watches (its cwd, its parents) were a watchdog emitter thread each: a
     thousand session roots were a thousand threads, and past the kernel's 128 inotify instances
