@@ -94,3 +94,16 @@ async def read_frame_async(reader: asyncio.StreamReader, limit: int = MAX_BODY_B
 def frame(body: bytes) -> bytes:
     """The header block for ``body`` (written apart from it so a big body is not copied)."""
     return b"Content-Length: %d\r\n\r\n" % len(body)
+
+
+JOIN_LIMIT = 64 * 1024
+"""Bodies up to this size are written in one piece with their header (see :func:`frame_pieces`)."""
+
+
+def frame_pieces(body: bytes) -> tuple[bytes, ...]:
+    """``body`` framed, as the pieces to write: one for a small body, so that a message is one
+    write (one system call, one wake-up of the editor) rather than two; the header and the body
+    apart for a big one, which joining would copy once more."""
+    if len(body) <= JOIN_LIMIT:
+        return (b"Content-Length: %d\r\n\r\n%b" % (len(body), body),)
+    return frame(body), body

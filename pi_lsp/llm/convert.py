@@ -234,46 +234,24 @@ def _rewrite_assistant(message: Message, model: ModelInfo, id_map: dict[str, str
     return {**message, "content": content}
 
 
-def _fill_orphaned_tool_calls(messages: list[Message]) -> list[Message]:
-    result: list[Message] = []
-    pending: list[dict[str, Any]] = []
-    answered: set[str] = set()
+def _tool_calls(message: Message) -> tuple[dict[str, Any], ...]:
+    """The tool calls of an assistant message, in order."""
+    return tuple(
+        block
+        for block in message.get("content") or []
+        if isinstance(block, dict) and block.get("type") == "toolCall"
+    )
 
-    def flush() -> None:
-        nonlocal pending, answered
-        for call in pending:
-            if call.get("id") not in answered:
-                result.append({
-                    "role": "toolResult",
-                    "toolCallId": call.get("id"),
-                    "toolName": call.get("name"),
-                    "content": [{"type": "text", "text": NO_RESULT_TEXT}],
-                    "isError": True,
-                })  # fmt: skip
-        pending, answered = [], set()
 
-    for message in messages:
-        role = message.get("role")
-        if role == "assistant":
-            flush()
-            if message.get("stopReason") in ("error", "aborted"):
-                continue
-            calls = [
-                b for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"
-            ]
-            if calls:
-                pending, answered = calls, set()
-            result.append(message)
-        elif role == "toolResult":
-            answered.add(str(message.get("toolCallId")))
-            result.append(message)
-        elif role == "user":
-            flush()
-            result.append(message)
-        else:
-            result.append(message)
-    flush()
-    return result
+def _orphan_result(call: dict[str, Any]) -> Message:
+    """pi's stand-in result for a tool call that got none before the next user or assistant turn."""
+    return {
+        "role": "toolResult",
+        "toolCallId": call.get("id"),
+        "toolName": call.get("name"),
+        "content": [{"type": "text", "text": NO_RESULT_TEXT}],
+        "isError": True,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,6 +349,8 @@ class Converted:
     message: Message | None
     fragment: dict[str, Any] | None
     renamed: tuple[tuple[str, str], ...] = ()
+    calls: tuple[dict[str, Any], ...] = ()
+    """An assistant message's tool calls (each needs a result before the next user turn)."""
 
 
 def convert_one(message: Mapping[str, Any], model: ModelInfo, *, block_images: bool = False) -> Converted:
@@ -385,7 +365,9 @@ def convert_one(message: Mapping[str, Any], model: ModelInfo, *, block_images: b
     if role == "assistant":
         id_map: dict[str, str] = {}
         rewritten = _rewrite_assistant(llm, model, id_map)
-        return Converted(rewritten, _assistant_param(rewritten), tuple(id_map.items()))
+        return Converted(
+            rewritten, _assistant_param(rewritten), tuple(id_map.items()), _tool_calls(rewritten)
+        )
     if role == "toolResult":
         return Converted(llm, _tool_result_block(llm))
     return Converted(llm, None)
@@ -455,48 +437,56 @@ def request_messages(
 
 
 def _assemble(converted: Sequence[Converted], cache_control: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The steps that look across messages, over messages converted one by one."""
+    """The steps that look across messages, over messages converted one by one, in one pass:
+    tool-result ids renamed as their calls were, a synthetic error result for every call left
+    unanswered (:func:`_fill_orphaned_tool_calls`), errored or aborted assistant messages left
+    out, and each run of tool results joined into one user message."""
     id_map: dict[str, str] = {}
-    transformed: list[Message] = []
-    fragments: dict[int, dict[str, Any] | None] = {}  # id(message in transformed) → its fragment
+    params: list[dict[str, Any]] = []
+    results: list[Any] | None = None  # the content of the user message the open run of results fills
+    pending: list[dict[str, Any]] = []  # the tool calls of the last assistant message kept
+    answered: set[str] = set()
+
+    def add_result(block: dict[str, Any] | None) -> None:
+        nonlocal results
+        if results is None:
+            results = []
+            params.append({"role": "user", "content": results})
+        results.append(block)
+
+    def fill_orphans() -> None:
+        nonlocal pending, answered
+        for call in pending:
+            if call.get("id") not in answered:
+                add_result(_tool_result_block(_orphan_result(call)))
+        pending, answered = [], set()
+
     for item in converted:
         message, fragment = item.message, item.fragment
         if message is None:
             continue
         role = message.get("role")
         if role == "toolResult":
-            normalized = id_map.get(str(message.get("toolCallId")))
-            if normalized and normalized != message.get("toolCallId"):
-                message = {**message, "toolCallId": normalized}
+            call_id = message.get("toolCallId")
+            normalized = id_map.get(str(call_id))
+            if normalized and normalized != call_id:
+                call_id = normalized
                 fragment = {**fragment, "tool_use_id": normalized} if fragment is not None else None
-        elif role == "assistant":
+            answered.add(str(call_id))
+            add_result(fragment)
+            continue
+        if role == "assistant":
             id_map.update(item.renamed)
-        fragments[id(message)] = fragment
-        transformed.append(message)
-    filled = _fill_orphaned_tool_calls(transformed)
-
-    def fragment_of(message: Message) -> dict[str, Any] | None:
-        if id(message) in fragments:
-            return fragments[id(message)]
-        return _tool_result_block(message)  # a synthetic result for an orphaned tool call
-
-    params: list[dict[str, Any]] = []
-    index = 0
-    while index < len(filled):
-        message = filled[index]
-        role = message.get("role")
-        param: dict[str, Any] | None = None
-        if role in ("user", "assistant"):
-            param = fragment_of(message)
-        elif role == "toolResult":
-            results = [fragment_of(message)]
-            while index + 1 < len(filled) and filled[index + 1].get("role") == "toolResult":
-                index += 1
-                results.append(fragment_of(filled[index]))
-            param = {"role": "user", "content": results}
-        if param is not None:
-            params.append(param)
-        index += 1
+            fill_orphans()
+            if message.get("stopReason") in ("error", "aborted"):
+                continue  # left out: a run of results around it stays one message
+            pending = list(item.calls)
+        elif role == "user":
+            fill_orphans()
+        results = None
+        if fragment is not None and role in ("user", "assistant"):
+            params.append(fragment)
+    fill_orphans()
     if cache_control and params and params[-1]["role"] == "user":
         _mark_last(params, cache_control)
     return params

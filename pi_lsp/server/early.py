@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from pi_lsp.framing import frame
+from pi_lsp.framing import frame_pieces
 from pi_lsp.secrets import redact
 from pi_lsp.server.context import Context
 from pi_lsp.server.handlers import METHODS
@@ -128,8 +128,8 @@ class EarlyPhase:
             log.exception("could not encode a message")
             return False
         try:
-            self._write(frame(body))
-            self._write(body)
+            for piece in frame_pieces(body):
+                self._write(piece)
         except (BrokenPipeError, ConnectionResetError):
             log.debug("the client has gone; a message was not delivered")
         return True

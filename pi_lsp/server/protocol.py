@@ -30,6 +30,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, MsgId
 
+from pi_lsp.framing import frame_pieces
 from pi_lsp.protocol.enums import ERROR_CODES
 from pi_lsp.secrets import redact
 from pi_lsp.server.capabilities import initialize_result
@@ -296,9 +297,13 @@ class PiProtocol(LanguageServerProtocol):
                 self._write_error(payload["id"], INTERNAL_ERROR, message)
             return
         try:
-            if self._include_headers:  # written apart so a big body is not copied once more
-                self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body))
-            result = self.writer.write(body)
+            if self._include_headers:
+                *header, last = frame_pieces(body)
+                for piece in header:
+                    self.writer.write(piece)
+                result = self.writer.write(last)
+            else:
+                result = self.writer.write(body)
         except (BrokenPipeError, ConnectionResetError):
             log.debug("the client has gone; a message was not delivered")
             return

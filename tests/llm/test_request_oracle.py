@@ -182,6 +182,59 @@ async def test_history_with_aborted_reply_images_summaries_and_foreign_model(tmp
     _assert_same_requests(run, requests, fake.request_bytes)
 
 
+async def test_runs_of_tool_results_across_skipped_replies_and_orphans(tmp_path: Path) -> None:
+    """How results group into user messages: a call left unanswered gets its stand-in result at the
+    end of the run before the next reply, an aborted or errored reply between results does not
+    split the run (it is left out), a user message does; an orphan before a user message too."""
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
+             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}  # fmt: skip
+
+    def assistant(content: list[dict[str, Any]], stop: str = "toolUse") -> dict[str, Any]:
+        return {"message": {"role": "assistant", "content": content, "api": "anthropic-messages",
+                             "provider": "anthropic", "model": "claude-sonnet-4-5", "usage": usage,
+                             "stopReason": stop, "timestamp": 1767225600000}}  # fmt: skip
+
+    def call(call_id: str) -> dict[str, Any]:
+        return {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": call_id}}
+
+    def user(text: str) -> dict[str, Any]:
+        return {"message": {"role": "user", "content": [{"type": "text", "text": text}],
+                             "timestamp": 1767225600000}}  # fmt: skip
+
+    def tool_result(call_id: str) -> dict[str, Any]:
+        return {"message": {"role": "toolResult", "toolCallId": call_id, "toolName": "read",
+                             "content": [{"type": "text", "text": f"text of {call_id}"}], "isError": False,
+                             "timestamp": 1767225600000}}  # fmt: skip
+
+    entries: list[dict[str, Any]] = [
+        user("start"),
+        assistant([call("toolu_a1"), call("toolu_a2"), call("toolu_a3")]),
+        tool_result("toolu_a1"),
+        tool_result("toolu_a3"),
+        assistant([{"type": "text", "text": "cut"}, call("toolu_b1")], stop="aborted"),
+        tool_result("toolu_b1"),
+        assistant([], stop="error"),
+        tool_result("toolu_a2"),
+        user("next"),
+        assistant([call("toolu_c1"), call("toolu_c2")]),
+        tool_result("toolu_c2"),
+        user("again"),
+        assistant([call("toolu_d1")]),
+        assistant([{"type": "text", "text": "done"}], stop="stop"),
+    ]
+    path = session_file(tmp_path / "sessions" / "runs.jsonl", cwd, entries)
+    async with FakeAnthropic([Reply(events=assistant_stream(Text("Continuing.")))]) as fake:
+        run = await run_pi_agent(fake, tmp_path, model_id="claude-sonnet-4-5", thinking_level="off",
+                                 prompts=[{"text": "Go on"}], session_file=path)  # fmt: skip
+        requests = list(fake.requests)
+    sent = requests[0].body["messages"]
+    # stand-ins for a2 (its late result follows), c1 and d1, each in its run of results
+    assert sum("No result provided" in str(message["content"]) for message in sent) == 3
+    _assert_same_requests(run, requests, fake.request_bytes)
+
+
 async def test_tool_results_with_images_and_two_prompts(tmp_path: Path) -> None:
     """pi's read tool returns an image; the next request carries it as tool_result blocks."""
     (tmp_path / "work").mkdir()
