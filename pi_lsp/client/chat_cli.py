@@ -172,6 +172,7 @@ class TerminalChat:
         self._running_method = ""
         self.stopping = False  # Ctrl-C has asked the current run to stop
         self._question: asyncio.Future[str] | None = None  # an open approval question
+        self._stop_after_answer = False  # Ctrl-C came during a question: stop once it is answered
         self.quit_status: int | None = None
         self.main_task: asyncio.Task[Any] | None = None
         self._closing = False
@@ -186,6 +187,10 @@ class TerminalChat:
             elif method == "pi/requestApproval" and "id" in message:
                 answer = await self._approval(message["params"])
                 self.rpc.send({"jsonrpc": "2.0", "id": message["id"], "result": answer})
+                if self._stop_after_answer:
+                    # The denial goes out first, so the run records "denied", then the stop.
+                    self._stop_after_answer = False
+                    self._stop_run()
 
     async def _approval(self, request: dict[str, Any]) -> dict[str, Any]:
         preview = request.get("preview") or {}
@@ -220,13 +225,18 @@ class TerminalChat:
             self.quit(130)
         else:
             self.stopping = True
+            self.renderer.line("[stopping; Ctrl-C again to quit]")
             if self._question is not None:
                 self._question.cancel()
-            self.renderer.line("[stopping; Ctrl-C again to quit]")
-            if self._running_method == "pi/prompt":
-                self._fire_and_forget("pi/abort", {})
-            else:  # pi/bash: cancelling the request stops the command
-                self.rpc.notify("$/cancelRequest", {"id": self._running_id})
+                self._stop_after_answer = True
+            else:
+                self._stop_run()
+
+    def _stop_run(self) -> None:
+        if self._running_method == "pi/prompt":
+            self._fire_and_forget("pi/abort", {})
+        else:  # pi/bash: cancelling the request stops the command
+            self.rpc.notify("$/cancelRequest", {"id": self._running_id})
 
     def quit(self, status: int) -> None:
         """End the chat with ``status``: the main task is cancelled, its cleanup ends the server."""

@@ -235,3 +235,54 @@ async def test_sigterm_hangup_and_sigkill_end_the_server_too() -> None:
                 chat.process.send_signal(getattr(signal, how))
             assert await chat.exit_code() == status, how
             assert await gone(server), how
+
+
+class _WireRecorder:
+    """Stands in for the chat's JSON-RPC client: records what goes out, in order."""
+
+    def __init__(self) -> None:
+        self.notifications: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.wire: list[tuple[str, Any]] = []
+        self.futures: list[asyncio.Future[Any]] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.wire.append(("response", message.get("result")))
+
+    def request_future(self, method: str, params: Any) -> tuple[int, asyncio.Future[Any]]:
+        self.wire.append((method, params))
+        self.futures.append(asyncio.get_running_loop().create_future())
+        return len(self.futures), self.futures[-1]
+
+    def notify(self, method: str, params: Any) -> None:
+        self.wire.append((method, params))
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_ctrl_c_at_a_question_sends_the_denial_before_the_stop() -> None:
+    """The server must see "no" before "abort", or the tool is recorded as aborted, not denied."""
+    import io
+
+    from pi_lsp.client.chat_cli import LineReader, Renderer, TerminalChat
+
+    rpc = _WireRecorder()
+    typed, keyboard = os.pipe()  # nothing is ever typed: the question stays open
+    chat = TerminalChat(rpc, Renderer(io.StringIO(), color=False), LineReader(typed))  # type: ignore[arg-type]
+    try:
+        run = asyncio.ensure_future(chat.send("first question"))
+        await asyncio.sleep(0)
+        approval = {"toolName": "bash", "toolCallId": "t1", "preview": {"command": "touch x"}}
+        rpc.notifications.put_nowait({"method": "pi/requestApproval", "id": 7, "params": approval})
+        while chat._question is None:
+            await asyncio.sleep(0.01)
+        chat.interrupt()
+        while len(rpc.wire) < 3:
+            await asyncio.sleep(0.01)
+        assert [what for what, _ in rpc.wire] == ["pi/prompt", "response", "pi/abort"]
+        assert rpc.wire[1][1]["decision"] == "deny"
+        run.cancel()
+    finally:
+        await chat.close()
+        os.write(keyboard, b"\n")  # the reader thread's pending read ends with a line, not EOF
+        os.close(keyboard)
