@@ -633,11 +633,17 @@ function M.attach()
     elseif not active or active.sessionId ~= change.sessionId then
       return -- a request naming another session would make it the active one: wait until it is
     end
-    for buf, chat in pairs(chats) do
-      if chat.session == change.sessionId and not chat.running and api.nvim_buf_is_valid(buf) then
-        M.refresh(buf)
+    pi().when_settled(function() -- the user may be opening another session right now
+      local now = pi().state.session
+      if not now or now.sessionId ~= change.sessionId then
+        return
       end
-    end
+      for buf, chat in pairs(chats) do
+        if chat.session == change.sessionId and not chat.running and api.nvim_buf_is_valid(buf) then
+          M.refresh(buf)
+        end
+      end
+    end)
   end)
   pi().on("PiEditorText", function(editor)
     local session = pi().state.session

@@ -49,6 +49,37 @@ M.NotRunning = -2
 M.client_id = nil
 local ready = false
 local stopped = false -- stop() was called: requests fail until start()
+
+-- Requests in flight that may change the server's active session (addressing a session makes it
+-- the active one). A background request that addresses the session the plugin shows (statusline,
+-- a chat's redraw) waits for them in when_settled(), or it could switch the server back to it.
+local switching = 0
+local settled_waiters = {}
+
+local function settle(lost)
+  switching = lost and 0 or math.max(switching - 1, 0)
+  if switching > 0 then
+    return
+  end
+  local waiters = settled_waiters
+  settled_waiters = {}
+  if not lost then -- a server that exited is not restarted for a background request
+    for _, waiter in ipairs(waiters) do
+      waiter()
+    end
+  end
+end
+
+--- Run `fn` now, or once no request that may change the active session is in flight; `fn` reads
+--- M.state.session itself (it may have changed meanwhile).
+---@param fn fun()
+function M.when_settled(fn)
+  if switching == 0 then
+    return fn()
+  end
+  table.insert(settled_waiters, fn)
+end
+
 local pending = {}
 local listeners = {}
 local request_answerers = {}
@@ -364,6 +395,7 @@ local function client_config(cmd, root)
         M.client_id = nil
         ready = false
         run_pending(true)
+        settle(true)
       end
       vim.schedule(function()
         if unexpected and code ~= 0 then
@@ -447,6 +479,7 @@ function M.stop(force)
   M.client_id = nil
   ready = false
   run_pending(true)
+  settle(true)
 end
 
 --- Attach a buffer (e.g. AGENTS.md, SKILL.md) so the server's diagnostics and sync apply to it.
@@ -530,6 +563,14 @@ local function after_result(method, params, result)
   end
 end
 
+local function switches_session(method, params)
+  if returns_state[method] and method ~= protocol.methods.get_session_state then
+    return true
+  end
+  local addressed = type(params) == "table" and params.session or nil
+  return type(addressed) == "string" and not (M.state.session and M.state.session.sessionId == addressed)
+end
+
 local function send_request(method, params, callback, on_sent)
   callback = callback or function(err)
     if err then
@@ -547,15 +588,22 @@ local function send_request(method, params, callback, on_sent)
       callback({ code = M.NotRunning, message = "pi-lsp exited" }, nil)
       return nil
     end
+    local switches = switches_session(method, params)
     local ok, request_id = call(client, "request", method, params, function(err, result)
       if not err then
         after_result(method, params, result)
+      end
+      if switches then -- the plugin's state is the answer's now (and a failing callback blocks nothing)
+        settle(false)
       end
       callback(err, result)
     end)
     if not ok then
       callback({ code = M.NotRunning, message = "pi-lsp is not running" }, nil)
       return nil
+    end
+    if switches then
+      switching = switching + 1
     end
     if on_sent then
       on_sent(request_id)

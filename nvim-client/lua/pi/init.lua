@@ -108,6 +108,7 @@ M.find_root = client.find_root
 M.client = client.client
 M.capabilities = client.capabilities
 M.is_ready = client.is_ready
+M.when_settled = client.when_settled
 M.server_cmd = client.server_cmd
 M.client_capabilities = client.client_capabilities
 M.stop = client.stop

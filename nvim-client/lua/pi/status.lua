@@ -20,16 +20,19 @@ function M.refresh()
   end
   timer = vim.defer_fn(function()
     timer = nil
-    local session = pi().state.session
-    if not session or not pi().is_ready() then -- never (re)start the server for a statusline
-      return
-    end
-    local id = session.sessionId
-    pi().get_session_stats({ session = id }, function(err, stats)
-      if not err and stats and stats.contextUsage then
-        M.usage[id] = stats.contextUsage
-        pcall(vim.cmd, "redrawstatus")
+    -- addressing the shown session while another is being opened would make it active again
+    pi().when_settled(function()
+      local session = pi().state.session
+      if not session or not pi().is_ready() then -- never (re)start the server for a statusline
+        return
       end
+      local id = session.sessionId
+      pi().get_session_stats({ session = id }, function(err, stats)
+        if not err and stats and stats.contextUsage then
+          M.usage[id] = stats.contextUsage
+          pcall(vim.cmd, "redrawstatus")
+        end
+      end)
     end)
   end, M.debounce_ms)
 end
