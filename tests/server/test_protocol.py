@@ -4,7 +4,9 @@ startup time and secrets, with the tiny JSON-RPC client so every byte sent is un
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -134,15 +136,31 @@ async def test_editor_gone_during_two_shutdowns_logs_no_traceback(tmp_path: Path
     assert "Traceback" not in text and "ERROR" not in text, text[-3000:]
 
 
+@contextlib.contextmanager
+def one_write(client: RpcClient) -> Iterator[None]:
+    """The messages sent inside go out as one write (the server reads them in one go)."""
+    frames: list[bytes] = []
+    client.send_bytes = lambda body: frames.append(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del client.send_bytes
+        client.writer.write(b"".join(frames))
+
+
 async def test_cancel_request_writes_nothing(tmp_path: Path) -> None:
     file = write_linear_session(tmp_path / "big.jsonl", 30_000)
     client = await start_raw(tmp_path)
     try:
         state = await client.request("pi/openSession", {"path": str(file)})
+        # pygls answers from here on (the start-up phase answered the open while pygls loaded; held
+        # requests reach pygls only once the session's early reads are done: nothing would wait)
+        await client.request("pi/getServerStatus", {})
         size = file.stat().st_size
-        slow = [client.request_future("pi/getTree", {})[1] for _ in range(3)]  # keep the session busy
-        msg_id, append = client.request_future("pi/appendEntry", {"entry": user("never written")})
-        client.notify("$/cancelRequest", {"id": msg_id})
+        with one_write(client):  # all five arrive together: the append waits behind the trees
+            slow = [client.request_future("pi/getTree", {})[1] for _ in range(3)]  # the session is busy
+            msg_id, append = client.request_future("pi/appendEntry", {"entry": user("never written")})
+            client.notify("$/cancelRequest", {"id": msg_id})
         with pytest.raises(RpcError) as info:
             decode_response(await asyncio.wait_for(append, 60))
         assert info.value.code == -32800
