@@ -217,9 +217,10 @@ def run_cli(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.C
 # A server under an import hook that holds any import of ``lsprotocol`` until the file ``argv[1]``
 # exists, and logs to ``argv[2]`` which of the watched modules were imported (tests/server/test_startup.py),
 # and whether the cyclic collector was on when start-up reached pygls (``gc:start-up:on|off``) and
-# once the server had ended (``gc:served:on|off``). Started as VS Code starts it: ``pi-lsp --stdio``.
+# once the server had ended (``gc:served:on|off``), and which thread imported the prompt service
+# (``prompt-service:loop|thread``). Started as VS Code starts it: ``pi-lsp --stdio``.
 GATED = r"""
-import gc, os, sys, time  # not importlib.abc: it imports tempfile, which start-up must not
+import gc, os, sys, threading, time  # not importlib.abc: it imports tempfile, which start-up must not
 
 gate, log = sys.argv[1], sys.argv[2]
 WATCHED = (
@@ -239,6 +240,9 @@ class Gate:  # a meta path finder: find_spec is all sys.meta_path asks of one
         if name.startswith(WATCHED) and name not in seen:
             seen.add(name)
             note(name)
+        if name == "pi_lsp.service.prompt":
+            on_loop = threading.current_thread() is threading.main_thread()
+            note("prompt-service:" + ("loop" if on_loop else "thread"))
         if name == "lsprotocol":
             note("gc:start-up:" + ("on" if gc.isenabled() else "off"))
             while not os.path.exists(gate):

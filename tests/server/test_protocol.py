@@ -138,6 +138,10 @@ async def test_cancel_request_writes_nothing(tmp_path: Path) -> None:
     file = write_linear_session(tmp_path / "big.jsonl", 30_000)
     client = await start_raw(tmp_path)
     try:
+        # pygls' cancel is what is tested: a request the start-up phase holds (getServerStatus is
+        # not one it answers) is answered once pygls has the connection; the getTrees below would
+        # otherwise be answered by the start-up phase and may end before pygls receives the append.
+        await client.request("pi/getServerStatus", {})
         state = await client.request("pi/openSession", {"path": str(file)})
         size = file.stat().st_size
         slow = [client.request_future("pi/getTree", {})[1] for _ in range(3)]  # keep the session busy

@@ -69,6 +69,9 @@ async def test_first_session_requests_are_answered_before_pygls_loads(tmp_path: 
     # The collector is paused through start-up (its passes over the objects start-up makes, all of
     # which live on, are ~5 % of the first answer) and on again once pygls has the connection.
     assert "gc:start-up:off" in imported and "gc:served:on" in imported
+    # pygls' takeover is prepared in the import thread, not on the event loop (where it kept every
+    # request waiting ~0.2 s): the prompt service's modules are imported there too.
+    assert "prompt-service:thread" in imported and "prompt-service:loop" not in imported
     # The tools package itself loads its tools on first use (a run's bookkeeping imports one small
     # module of it); the tools, and the prompt package they bring, are what must not load here.
     for heavy in (
@@ -151,3 +154,55 @@ async def test_a_request_answered_at_start_up_can_be_cancelled(tmp_path: Path) -
         gate.touch()
         code = await client.close(timeout=60)
     assert code == 0
+
+
+class _Sink:
+    def write(self, data: bytes) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+async def test_pygls_takes_over_with_the_converter_made_ahead_and_no_second_settings_read(
+    tmp_path: Path,
+) -> None:
+    """At takeover pygls gets the converter the import thread made ready, and the replayed
+    ``initialize`` (already applied by the start-up phase) does not read the workspace's settings
+    again; a later ``initialize`` is applied as always."""
+    from pi_lsp.server.app import create_language_server, ready_converter
+    from pi_lsp.server.initialize import apply_initialize
+    from pi_lsp.service.build import build_service
+    from pi_lsp.service.registry import Client
+
+    params = {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {"general": {}}}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    service = build_service()
+    try:
+        client = Client()
+        service.connect(client)
+        await apply_initialize(client, params)  # what the start-up phase does
+        reads: list[str | None] = []
+        set_cwd = client.settings.set_cwd
+
+        async def counted(cwd: str | None) -> None:
+            reads.append(cwd)
+            await set_cwd(cwd)
+
+        client.settings.set_cwd = counted  # type: ignore[method-assign]
+        converter = ready_converter(message)
+        server, _ = create_language_server(service, client, converter)
+        assert server.protocol._converter is converter
+        server.protocol.set_writer(_Sink())
+        server.protocol.receive(orjson.dumps(message))  # the replay
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        assert reads == []
+        server.protocol.receive(orjson.dumps({**message, "id": 2}))  # a client's second one
+        for _ in range(200):
+            if reads:
+                break
+            await asyncio.sleep(0.01)
+        assert reads == [str(tmp_path)]
+    finally:
+        await service.close()
