@@ -90,7 +90,7 @@ def create_language_server(
         converter_factory=default_converter if converter is None else lambda: converter,
         max_workers=2,
     )
-    initialize_applied = client is not None  # by the start-up phase: its replay is not applied again
+    initialize_applied = client is not None  # by the start-up phase, which replays it into pygls
     if client is None:
         client = Client()
         service.connect(client)
@@ -102,8 +102,12 @@ def create_language_server(
     @server.feature(types.INITIALIZE)
     async def on_initialize(params: types.InitializeParams) -> None:
         nonlocal initialize_applied
-        if initialize_applied:  # the same message again: no second read of the workspace's settings
+        if initialize_applied:
+            # The replay of the initialize the start-up phase applied: its params again would change
+            # nothing (and unstructuring them is ~30 ms of code generation on the loop). Its
+            # settings files are read again, as applying it did, for an edit made meanwhile.
             initialize_applied = False
+            await client.settings.reload_files_async()
             return
         await apply_initialize(client, converter.unstructure(params))
 
