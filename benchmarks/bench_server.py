@@ -182,14 +182,53 @@ EDITOR_SETTINGS: dict[str, Any] = {
 }
 """What an editor sends as ``initializationOptions`` (the VS Code client's ``pi.*`` settings)."""
 
+VSCODE_CAPABILITIES: dict[str, Any] = {
+    "workspace": {
+        "applyEdit": True,
+        "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create", "rename", "delete"]},
+        "didChangeConfiguration": {"dynamicRegistration": True},
+        "didChangeWatchedFiles": {"dynamicRegistration": True, "relativePatternSupport": True},
+        "symbol": {"dynamicRegistration": True},
+        "executeCommand": {"dynamicRegistration": True},
+        "configuration": True,
+        "workspaceFolders": True,
+        "fileOperations": {"dynamicRegistration": True, "didCreate": True, "willRename": True},
+    },
+    "textDocument": {
+        "synchronization": {"dynamicRegistration": True, "willSave": True, "didSave": True},
+        "completion": {"dynamicRegistration": True, "contextSupport": True, "insertTextMode": 2},
+        "hover": {"dynamicRegistration": True, "contentFormat": ["markdown", "plaintext"]},
+        "definition": {"dynamicRegistration": True, "linkSupport": True},
+        "codeAction": {"dynamicRegistration": True, "isPreferredSupport": True},
+        "publishDiagnostics": {"relatedInformation": True, "versionSupport": False},
+    },
+    "window": {"showMessage": {}, "showDocument": {"support": True}, "workDoneProgress": True},
+    "general": {
+        "staleRequestSupport": {"cancel": True, "retryOnContentModified": []},
+        "regularExpressions": {"engine": "ECMAScript", "version": "ES2020"},
+        "markdown": {"parser": "marked", "version": "1.1.0"},
+        "positionEncodings": ["utf-16"],
+    },
+    "experimental": {"pi": {"approvals": True}},
+}
+"""A shortened copy of what vscode-languageclient 9 declares, with the extension's approvals flag."""
 
-async def startup(work: Path, runs: int, baseline: Path | None = None) -> dict[str, list[float]]:
+SERVER_COMMAND = [sys.executable, "-m", "pi_lsp", "--stdio"]
+"""vscode-languageclient appends ``--stdio`` to the server's command line."""
+
+
+async def startup(
+    work: Path, runs: int, baseline: Path | None = None, first_after: float = 0.0
+) -> dict[str, list[float]]:
     """Process start → ``initialize`` answered, and → first ``pi/`` request answered, the way an
-    editor starts the server: a workspace folder, ``initializationOptions`` with settings, the
-    approvals capability, ``initialized``, then ``pi/continueRecent`` for the workspace (its
+    editor starts the server: ``--stdio``, VS Code's ``initialize`` (a workspace folder, the
+    client's capabilities with the approvals flag, ``initializationOptions`` with settings),
+    ``initialized``, then ``pi/continueRecent`` for the workspace (its
     session folder holds one small session, so the request opens it). With ``baseline`` (a
     checkout of another version, put first on PYTHONPATH) both are measured in turn, so the two
-    columns come from one run under the same load."""
+    columns come from one run under the same load. With ``first_after`` (seconds) the request is
+    sent that long after ``initialized`` (as VS Code's chat sends it when the user first writes,
+    possibly while pygls takes the connection over), and its own wait is measured too."""
     env = dict(os.environ, PI_CODING_AGENT_DIR=str(work / "agent"))
     workspace = work / "workspace"
     sessions = work / "startup-sessions"
@@ -201,12 +240,16 @@ async def startup(work: Path, runs: int, baseline: Path | None = None) -> dict[s
     versions = {"": (env, ROOT)}
     if baseline is not None:
         versions["before: "] = (dict(env, PYTHONPATH=str(baseline)), baseline)
-    params = {
+    params = {  # as VS Code's client sends them
         "processId": os.getpid(),
+        "clientInfo": {"name": "Visual Studio Code", "version": "1.95.0"},
+        "locale": "en",
+        "rootPath": str(workspace),
         "rootUri": workspace.as_uri(),
-        "workspaceFolders": [{"uri": workspace.as_uri(), "name": workspace.name}],
-        "capabilities": {"experimental": {"pi": {"approvals": True}}},
+        "capabilities": VSCODE_CAPABILITIES,
         "initializationOptions": EDITOR_SETTINGS,
+        "trace": "off",
+        "workspaceFolders": [{"uri": workspace.as_uri(), "name": workspace.name}],
     }
     for _, checkout in versions.values():
         # An installed package has its bytecode (pip compiles it); a checkout run with
@@ -216,12 +259,18 @@ async def startup(work: Path, runs: int, baseline: Path | None = None) -> dict[s
     for _ in range(runs):
         for label, (version_env, checkout) in versions.items():
             started = time.perf_counter()
-            client = await RpcClient.start(env=version_env, cwd=str(checkout), quiet=True)
+            client = await RpcClient.start(SERVER_COMMAND, env=version_env, cwd=str(checkout), quiet=True)
             await client.request("initialize", params)
             results.setdefault(label + "initialize", []).append((time.perf_counter() - started) * 1000)
             client.notify("initialized", {})
+            if first_after:
+                await asyncio.sleep(first_after)
+            sent = time.perf_counter()
             state = await client.request("pi/continueRecent", {"cwd": str(workspace)})
-            results.setdefault(label + "first request", []).append((time.perf_counter() - started) * 1000)
+            answered = time.perf_counter()
+            results.setdefault(label + "first request", []).append((answered - started) * 1000)
+            if first_after:
+                results.setdefault(label + "first request's wait", []).append((answered - sent) * 1000)
             if state.get("entryCount") != 200:
                 raise RuntimeError(f"pi/continueRecent did not open the workspace's session: {state}")
             await client.close()
@@ -391,8 +440,9 @@ async def ui_round_trips(client: RpcClient, rows: dict[str, Any], runs: int) -> 
 START_SECTION = "### Start-up"
 OPEN_SECTION = "### Open, over LSP, against pi"
 START_NOTE = (
-    "Measured as editors start the server: a workspace folder, `initializationOptions.pi` with "
-    "settings, the approvals capability, then `pi/continueRecent`, which opens the workspace's "
+    "Measured as editors start the server: `python -m pi_lsp --stdio`, VS Code's `initialize` (a "
+    "workspace folder, the client's capabilities with the approvals flag, `initializationOptions.pi` "
+    "with settings), `initialized`, then `pi/continueRecent`, which opens the workspace's "
     "session (200 entries); the package's bytecode is compiled first, as pip does on install "
     "(without it, as with `PYTHONDONTWRITEBYTECODE=1`, each start compiles every module: +80-100 ms). "
     "`initialize` is answered from the first message, before anything heavy is imported; the "
@@ -412,18 +462,21 @@ def _startup_markdown(start: dict[str, list[float]], command: str, baseline: str
             f"run, starts of both versions interleaved; *before* is the server at commit {baseline}.",
             "",
         ]
-    lines += ["| measure | p50 ms | max ms | runs |", "|---|---:|---:|---:|"]
+    lines += ["| measure | p50 ms | p90 ms | max ms | runs |", "|---|---:|---:|---:|---:|"]
     for name, samples in start.items():
         before = name.startswith("before: ")
         what = name.removeprefix("before: ")
-        label = (
-            "process start → `initialize` response"
-            if what == "initialize"
-            else ("process start → first `pi/continueRecent` response")
-        )
+        label = {
+            "initialize": "process start → `initialize` response",
+            "first request": "process start → first `pi/continueRecent` response",
+            "first request's wait": "first `pi/continueRecent`, sent later: request → response",
+        }[what]
         if before:
             label = f"before: {label}"
-        lines.append(f"| {label} | {statistics.median(samples):.0f} | {max(samples):.0f} | {len(samples)} |")
+        lines.append(
+            f"| {label} | {statistics.median(samples):.0f} | {_pct(samples, 0.9):.0f} | {max(samples):.0f} "
+            f"| {len(samples)} |"
+        )
     return [*lines, "", START_NOTE, ""]
 
 
@@ -500,6 +553,13 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=15, help="round trips per read method")
     parser.add_argument("--appends", type=int, default=200)
     parser.add_argument("--start-runs", type=int, default=8)
+    parser.add_argument(
+        "--first-after",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="start-up: send the first request this long after initialized (default: at once)",
+    )
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--simple", action="store_true", help="use the simple built-in session generator")
     parser.add_argument(
@@ -527,11 +587,13 @@ async def main(argv: list[str] | None = None) -> int:
         if args.open_only:
             print("\n".join(await open_rows(work, args.sizes, args.runs, args.simple, data)))
             return 0
-        start = await startup(work, args.start_runs, args.baseline)
+        start = await startup(work, args.start_runs, args.baseline, args.first_after)
         if args.startup_only:
             command = "python benchmarks/bench_server.py --startup-only" + (
                 f" --baseline … --start-runs {args.start_runs}" if args.baseline else ""
             )
+            if args.first_after:
+                command += f" --first-after {args.first_after:g}"
             markdown = "\n".join(_startup_markdown(start, command, _revision(args.baseline)))
             print(markdown)
             if args.write_docs:

@@ -10,16 +10,17 @@ Imports stay inside the command functions so starting the server pays only for w
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from pi_lsp import __version__
-from pi_lsp.protocol.enums import APPROVAL_POLICY, THINKING_LEVEL
 
 if TYPE_CHECKING:
+    import argparse
+
     from pi_lsp.session.list_cache import SessionListCache
     from pi_lsp.session.listing import SessionInfo
 
@@ -30,11 +31,18 @@ STDIO_NOTICE = (
 )
 
 
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
 class CommandError(Exception):
     """A user-facing failure of a command: printed as ``pi-lsp: error: …`` with exit status 1."""
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
+    from pi_lsp.protocol.enums import APPROVAL_POLICY, THINKING_LEVEL
+
     parser = argparse.ArgumentParser(
         prog="pi-lsp",
         description="Language server for AI coding-agent chat over pi-compatible session files.",
@@ -97,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
 
     acp = commands.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Emacs…)")
     acp.add_argument("--log-file", help="write the log here instead of stderr")
-    acp.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
+    acp.add_argument("--log-level", default="warning", choices=LOG_LEVELS,
                      help="default: warning")  # fmt: skip
 
     demo = commands.add_parser("demo", help="drive a real server over stdio as an editor would (offline)")
@@ -158,12 +166,12 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         "client has opened its session SECONDS later (default 0: it ends with its connection)",
     )
     parser.add_argument("--log-file", help="write the log here instead of stderr")
-    parser.add_argument(
-        "--log-level", default="info", choices=("debug", "info", "warning", "error"), help="default: info"
-    )
+    parser.add_argument("--log-level", default="info", choices=LOG_LEVELS, help="default: info")
 
 
 def _seconds(text: str) -> float:
+    import argparse
+
     try:
         value = float(text)
     except ValueError:
@@ -173,24 +181,72 @@ def _seconds(text: str) -> float:
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    command = args.command or "serve"
-    try:
-        if command == "serve":
-            return _serve(args)
-        if command == "chat":
-            return _chat(args)
-        if command == "acp":
-            return _acp(args)
-        if command == "demo":
-            from pi_lsp.client.demo import run_demo
+def editor_stdio_options(arguments: Sequence[str]) -> SimpleNamespace | None:
+    """The options of the command lines editors start the server with, ``[serve] [--stdio]
+    [--log-file FILE] [--log-level LEVEL]`` (each at most once), read without the parser: importing
+    argparse and building the parser are ~8 ms of every editor's start. None for anything else,
+    which the parser reads (and reports) as before; for these the values are the parser's."""
+    rest = list(arguments[1:] if arguments[:1] == ["serve"] else arguments)
+    options = SimpleNamespace(
+        stdio=False,
+        tcp=None,
+        ws=None,
+        allow_remote=False,
+        allow_origin=[],
+        state_file=None,
+        idle_exit=None,
+        reattach_grace=0.0,
+        log_file=None,
+        log_level="info",
+    )
+    seen: set[str] = set()
+    while rest:
+        flag = rest.pop(0)
+        if flag in seen:
+            return None
+        seen.add(flag)
+        if flag == "--stdio":
+            options.stdio = True
+        elif flag in ("--log-file", "--log-level") and rest and not rest[0].startswith("-"):
+            value = rest.pop(0)
+            if flag == "--log-level" and value not in LOG_LEVELS:
+                return None
+            setattr(options, flag[2:].replace("-", "_"), value)
+        else:
+            return None
+    return options
 
-            return run_demo(args.dir, keep=args.keep)
-        if command == "checkpoints":
-            return _checkpoints_gc(args)
-        inspect = {"sessions": _sessions, "tree": _tree, "context": _context, "prompt": _prompt}
-        return {**inspect, "skills": _skills}[command](args)
+
+def main(argv: list[str] | None = None) -> int:
+    editor_start = editor_stdio_options(sys.argv[1:] if argv is None else argv)
+    if editor_start is not None:
+        return _reporting_errors(lambda: _serve(editor_start))
+    args = _parser().parse_args(argv)
+    return _reporting_errors(lambda: _command(args))
+
+
+def _command(args: argparse.Namespace) -> int:
+    command = args.command or "serve"
+    if command == "serve":
+        return _serve(args)
+    if command == "chat":
+        return _chat(args)
+    if command == "acp":
+        return _acp(args)
+    if command == "demo":
+        from pi_lsp.client.demo import run_demo
+
+        return run_demo(args.dir, keep=args.keep)
+    if command == "checkpoints":
+        return _checkpoints_gc(args)
+    inspect = {"sessions": _sessions, "tree": _tree, "context": _context, "prompt": _prompt}
+    return {**inspect, "skills": _skills}[command](args)
+
+
+def _reporting_errors(run: Callable[[], int]) -> int:
+    """``run()``'s exit status; a failure is one line on stderr (``pi-lsp: error: …``) and status 1."""
+    try:
+        return run()
     except CommandError as error:
         print(f"pi-lsp: error: {error}", file=sys.stderr)
         return 1
@@ -265,7 +321,7 @@ def _chat(args: argparse.Namespace) -> int:
     )
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: argparse.Namespace | SimpleNamespace) -> int:
     from pi_lsp.server import serve
     from pi_lsp.server.logs import configure_logging
 

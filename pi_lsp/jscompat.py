@@ -15,7 +15,6 @@ import json
 import math
 from collections.abc import Sequence
 from datetime import datetime
-from decimal import Decimal
 from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
@@ -80,6 +79,8 @@ def js_finite_float(value: float) -> str:
         # Python writes 1e-4 <= |value| < 1e16 in fixed notation with the same shortest digits
         # as JS (which keeps fixed notation up to 1e21); only an integral value's ".0" differs.
         return text[:-2] if text.endswith(".0") else text
+    from decimal import Decimal  # only for exponent forms (1e21, 1e-7): not loaded with every start
+
     sign, digit_tuple, exponent = Decimal(text).as_tuple()
     assert isinstance(exponent, int)
     digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"

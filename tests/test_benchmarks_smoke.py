@@ -32,7 +32,7 @@ CASES = [
     _case("bench_session.py", "| measurement ", "300: identical", "| list 5 session files", pi=True),
     _case(
         "bench_server.py",
-        "| measure | p50 ms | max ms | runs |",
+        "| measure | p50 ms | p90 ms | max ms | runs |",
         "| request | p50 ms | p99 ms | response size | runs |",
         "| `pi/buildContext after appends` |",
         pi=False,

@@ -11,6 +11,11 @@ server ready and gets its first sessions before pygls and lsprotocol are loaded 
 3. pygls is imported in a thread once nothing is waiting (or as soon as a message needs it), then
    takes the connection: ``initialize`` and every message held meanwhile are fed to it in order.
 
+The cyclic garbage collector is paused from the start until pygls has the connection: every
+object start-up makes (modules, classes, functions, the first session) lives on, and the passes
+the collector would make over them meanwhile are ~7 ms of the first answer. What is alive then is
+frozen (:mod:`pi_lsp.gcpause`), so later passes skip it too.
+
 Framing is LSP's (:mod:`pi_lsp.framing`); a stream framed wrongly ends the server with a
 clear error on stderr.
 """
@@ -27,6 +32,7 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 
 from pi_lsp.framing import FrameError, read_frame
+from pi_lsp.gcpause import pause_collector
 
 if TYPE_CHECKING:
     import asyncio
@@ -40,6 +46,18 @@ log = logging.getLogger(__name__)
 def import_server() -> None:
     """The heavy imports, done off the event loop's thread while early requests are answered."""
     import pi_lsp.server.app  # noqa: F401  (pulls in pygls and lsprotocol)
+
+
+def prepare_takeover(initialize: Any) -> Any:
+    """What pygls' takeover of a stdio connection costs, done in the import thread so that the
+    event loop goes on answering meanwhile (it was ~0.2 s of the loop at takeover): the imports
+    (pygls, lsprotocol, and the prompt service's modules, ~80 ms: its features are registered at
+    takeover) and the connection's converter, made ready for ``initialize`` (the message itself,
+    replayed into pygls next; :func:`pi_lsp.server.app.ready_converter`). Returns the converter."""
+    import pi_lsp.service.prompt  # noqa: F401
+    from pi_lsp.server.app import ready_converter
+
+    return ready_converter(initialize)
 
 
 def _early_initialize(body: bytes) -> Any:
@@ -124,6 +142,7 @@ class _StdoutWriter:
 
 def serve_stdio() -> int:
     """Serve one editor over stdin/stdout until ``exit`` or end of input; returns the exit code."""
+    resume_collector = pause_collector()
     import asyncio
 
     stdin = FdReader(sys.stdin.fileno())
@@ -135,14 +154,20 @@ def serve_stdio() -> int:
         stdout.write(early[2])
         stdout.flush()
     try:
-        return asyncio.run(_stdio_main(stdin, _StdoutWriter(stdout), first, early))
+        return asyncio.run(_stdio_main(stdin, _StdoutWriter(stdout), first, early, resume_collector))
     except KeyboardInterrupt:
         return 0
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else 0
 
 
-async def _stdio_main(stdin: FdReader, writer: _StdoutWriter, first: bytes | None, early: Any) -> int:
+async def _stdio_main(
+    stdin: FdReader,
+    writer: _StdoutWriter,
+    first: bytes | None,
+    early: Any,
+    resume_collector: Callable[[], None],
+) -> int:
     import asyncio
 
     from pi_lsp.service.build import build_service
@@ -163,13 +188,14 @@ async def _stdio_main(stdin: FdReader, writer: _StdoutWriter, first: bytes | Non
     client: Client | None = None
     held: list[bytes | None] = []
     if early is not None:  # answered: serve the first session requests while pygls loads
-        client, held = await _serve_early(service, early[1], writer, queue)
+        client, held, converter = await _serve_early(service, early, writer, queue)
     else:
-        await loop.run_in_executor(None, import_server)
+        converter = await loop.run_in_executor(None, prepare_takeover, None)
 
     from pi_lsp.server.app import create_language_server
 
-    server, _client = create_language_server(service, client)
+    server, _client = create_language_server(service, client, converter)
+    resume_collector()  # start-up is over: pygls has the connection from here
     protocol = server.protocol
     protocol.set_writer(writer)
     if early is not None:
@@ -192,9 +218,10 @@ async def _stdio_main(stdin: FdReader, writer: _StdoutWriter, first: bytes | Non
 
 
 async def _serve_early(
-    service: PiService, params: dict[str, Any], writer: _StdoutWriter, queue: asyncio.Queue[bytes | None]
-) -> tuple[Client, list[bytes | None]]:
-    """Answer early requests until pygls is imported; the client and the messages held for pygls."""
+    service: PiService, early: Any, writer: _StdoutWriter, queue: asyncio.Queue[bytes | None]
+) -> tuple[Client, list[bytes | None], Any]:
+    """Answer early requests until pygls is imported (``early``: the answered ``initialize``'s id,
+    params and response); the client, the messages held for pygls and the connection's converter."""
     import asyncio
 
     from pi_lsp.server.context import Context
@@ -207,11 +234,15 @@ async def _serve_early(
     service.connect(client)
     phase = EarlyPhase(Context(service, client), writer.write)
     client.notify = phase.notify
+    params = early[1]
     await apply_initialize(client, params)
-    imported: asyncio.Future[None] | None = None
+    initialize = {"jsonrpc": "2.0", "id": early[0], "method": "initialize", "params": params}
+    imported: asyncio.Future[Any] | None = None
     while imported is None or not imported.done():
         if imported is None and (phase.blocked or (phase.idle and queue.empty())):
-            imported = loop.run_in_executor(None, import_server)  # nothing waits: the GIL is free
+            imported = loop.run_in_executor(
+                None, prepare_takeover, initialize
+            )  # nothing waits: the GIL is free
         get = asyncio.ensure_future(queue.get())
         waits: set[asyncio.Future[Any]] = {get, *phase.pending}
         if imported is not None:
@@ -221,8 +252,7 @@ async def _serve_early(
             phase.offer(get.result())
         else:
             get.cancel()
-    imported.result()
-    return client, phase.held
+    return client, phase.held, imported.result()
 
 
 def _next_frame(stdin: FdReader) -> bytes | None:

@@ -40,6 +40,7 @@ from pi_lsp.compaction.tokens import (
     context_entries,
     context_usage_for_path,
 )
+from pi_lsp.gcpause import gc_paused
 from pi_lsp.llm import NothingToCompactError
 from pi_lsp.llm import compact as summarise
 from pi_lsp.secrets import redact
@@ -56,7 +57,6 @@ from pi_lsp.service.registry import Client, OpenSession
 from pi_lsp.service.settings import Settings
 from pi_lsp.service.summarizing import check_unchanged, summarise_off_loop, summarizer_for
 from pi_lsp.session import SessionManager
-from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.view import ContextView
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from pi_lsp.agent.approval_modes import APPROVAL_MODES, DEFAULT_APPROVAL, stricter
 from pi_lsp.agent.queue import QUEUE_MODES
 from pi_lsp.agent_dir import SESSION_DIR_ENV, agent_dir, expand_home
-from pi_lsp.checkpoints.snapshot import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, Limits
 from pi_lsp.paths import usable_path
 from pi_lsp.protocol.enums import SUMMARIZER_SETTING, THINKING_LEVELS, TOKENIZER
 from pi_lsp.service.settings_trust import (
@@ -35,6 +34,7 @@ from pi_lsp.settings_file import global_settings_path, project_settings_path, re
 
 if TYPE_CHECKING:
     from pi_lsp.agent.runner import RetrySettings
+    from pi_lsp.checkpoints.snapshot import Limits
 
 log = logging.getLogger(__name__)
 
@@ -313,6 +313,9 @@ class Settings:
     @property
     def checkpoints(self) -> CheckpointSettings:
         """``checkpoints.{enabled, maxFileBytes, maxFiles}`` (contract v3)."""
+        # imported here: the snapshot module (and the git store) are not needed to open sessions
+        from pi_lsp.checkpoints.snapshot import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, Limits
+
         section = self._merged.get("checkpoints")
         data: Mapping[str, Any] = section if isinstance(section, Mapping) else {}
         max_bytes = self._get("maxFileBytes", int, DEFAULT_MAX_FILE_BYTES, data)

@@ -16,6 +16,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
+from pi_lsp.gcpause import gc_paused
 from pi_lsp.llm import AnthropicSummarizer, OfflineSummarizer, Summarizer, choose_summarizer
 from pi_lsp.llm import ModelError as LlmModelError
 from pi_lsp.llm.auth import anthropic_api_key
@@ -24,7 +25,6 @@ from pi_lsp.service.closing import close_quietly
 from pi_lsp.service.compaction_config import RunConfig
 from pi_lsp.service.errors import ModelError, SessionBusy, SessionNotFound
 from pi_lsp.service.registry import OpenSession, Registry
-from pi_lsp.session.gcpause import gc_paused
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -68,7 +68,7 @@ async def summarise_off_loop(
     interpreter hands over every few milliseconds, except during one long C call: the cyclic
     garbage collector's full passes, which its allocations trigger and which walk the whole heap
     (a big open session is millions of objects: up to a second each). So the collector is paused
-    while it runs (:func:`~pi_lsp.session.gcpause.gc_paused`; the digest makes no cycles).
+    while it runs (:func:`~pi_lsp.gcpause.gc_paused`; the digest makes no cycles).
     A model call is network-bound and stays on the loop (its client lives there).
     """
     if isinstance(summarizer, OfflineSummarizer):

@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
+from pi_lsp.gcpause import gc_paused
 from pi_lsp.session import SessionManager
-from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.index import SessionIndex, TreeNode, record_time_key
 from pi_lsp.session.jsonl import dumps_compact, loads_line
 from pi_lsp.session.records import EntryRecord, verify_records

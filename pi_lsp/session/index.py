@@ -8,8 +8,8 @@ from itertools import compress, repeat
 from operator import attrgetter, ne
 from typing import Any
 
+from pi_lsp.gcpause import gc_paused
 from pi_lsp.jscompat import iso_to_ms
-from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.records import EntryRecord
 from pi_lsp.session.segments import ChainSegments
 

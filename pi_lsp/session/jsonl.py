@@ -16,7 +16,6 @@ from typing import Any, BinaryIO
 import orjson
 
 from pi_lsp.jscompat import js_finite_float
-from pi_lsp.session.deep_json import loads_deep
 from pi_lsp.session.errors import InvalidEntryError
 
 JsonObject = dict[str, Any]
@@ -58,6 +57,9 @@ def loads_line(data: bytes) -> Any:
     # orjson rejects both, the standard library accepts the latter. JSON.parse has no depth
     # limit: lines nested deeper than orjson or the standard library go take the deep reader.
     text = data.decode("utf-8", "replace")
+    # the deep reader (its patterns are compiled on import) only for lines that need it
+    from pi_lsp.session.deep_json import loads_deep
+
     if too_deep:
         return loads_deep(text)
     try:

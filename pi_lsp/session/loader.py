@@ -13,8 +13,8 @@ from typing import Any, Literal
 import orjson
 
 from pi_lsp.fileerrors import TOO_LARGE, FileProblem
+from pi_lsp.gcpause import gc_paused
 from pi_lsp.regular_files import open_regular
-from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.jsonl import MAX_LINE_BYTES, LineBlock, LongLine, RawLine, loads_line, read_line_blocks
 from pi_lsp.session.records import MESSAGE_HEAD, EntryRecord
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import orjson
 
+from pi_lsp.gcpause import gc_paused
 from pi_lsp.jscompat import js_trim
-from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.jsonl import dumps_compact, dumps_kept, loads_line
 
 PREVIEW_CHARS = 120

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from pi_lsp.gcpause import gc_paused
 from pi_lsp.session.context import (
     ModelRef,
     SessionContext,
@@ -21,7 +22,6 @@ from pi_lsp.session.context import (
     entry_to_message,
     select_context,
 )
-from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.jsonl import dumps_compact
 from pi_lsp.session.records import EntryRecord, mark_checked, verify_records
 

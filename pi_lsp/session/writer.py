@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
 import time
 import weakref
 from collections.abc import Iterator
@@ -246,6 +245,8 @@ def atomic_replace(path: Path, data: bytes, *, expect_size: int | None = None) -
     (someone appended meanwhile), so no concurrent append is ever dropped. When ``path`` is a
     symbolic link, the file it points to is replaced (the temp file is made next to it).
     """
+    import tempfile  # on the first rewrite, not with every start (it loads random and hashlib)
+
     path = Path(os.path.realpath(path))  # through a symlink: replace the file it points to, not the link
     directory = path.parent
     with naming(path), _locked_append_fd(path) as fd:
@@ -283,6 +284,8 @@ def write_new_file(path: Path, data: bytes) -> None:
 
 def _write_new_file(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
     handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         _write_all(handle, data)

@@ -215,24 +215,36 @@ def run_cli(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.C
 
 
 # A server under an import hook that holds any import of ``lsprotocol`` until the file ``argv[1]``
-# exists, and logs to ``argv[2]`` which of the watched modules were imported (tests/server/test_startup.py).
+# exists, and logs to ``argv[2]`` which of the watched modules were imported (tests/server/test_startup.py),
+# and whether the cyclic collector was on when start-up reached pygls (``gc:start-up:on|off``) and
+# once the server had ended (``gc:served:on|off``), and which thread imported the prompt service
+# (``prompt-service:loop|thread``). Started as VS Code starts it: ``pi-lsp --stdio``.
 GATED = r"""
-import importlib.abc, os, sys, time
+import gc, os, sys, threading, time  # not importlib.abc: it imports tempfile, which start-up must not
 
 gate, log = sys.argv[1], sys.argv[2]
 WATCHED = (
     "anthropic", "lsprotocol", "pygls", "pi_lsp.service.runs", "pi_lsp.agent.tools", "pi_lsp.llm.stream",
-    "regex", "pi_lsp.llm.summarizer", "pi_lsp.agent.runner", "pi_lsp.checkpoints.restore",
+    "regex", "pi_lsp.llm.summarizer", "pi_lsp.agent.runner", "pi_lsp.checkpoints",
+    "argparse", "tempfile", "secrets", "decimal", "pi_lsp.session.deep_json",
 )
 
 
-class Gate(importlib.abc.MetaPathFinder):
+def note(line):
+    with open(log, "a") as handle:
+        handle.write(line + "\n")
+
+
+class Gate:  # a meta path finder: find_spec is all sys.meta_path asks of one
     def find_spec(self, name, path=None, target=None):
         if name.startswith(WATCHED) and name not in seen:
             seen.add(name)
-            with open(log, "a") as handle:
-                handle.write(name + "\n")
+            note(name)
+        if name == "pi_lsp.service.prompt":
+            on_loop = threading.current_thread() is threading.main_thread()
+            note("prompt-service:" + ("loop" if on_loop else "thread"))
         if name == "lsprotocol":
+            note("gc:start-up:" + ("on" if gc.isenabled() else "off"))
             while not os.path.exists(gate):
                 time.sleep(0.005)
         return None
@@ -240,8 +252,10 @@ class Gate(importlib.abc.MetaPathFinder):
 
 seen = set()
 sys.meta_path.insert(0, Gate())
-sys.argv = ["pi-lsp"]
+sys.argv = ["pi-lsp", "--stdio"]
 from pi_lsp.cli import main
 
-raise SystemExit(main())
+code = main()
+note("gc:served:" + ("on" if gc.isenabled() else "off"))
+raise SystemExit(code)
 """

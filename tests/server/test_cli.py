@@ -7,6 +7,9 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
+from pi_lsp.cli import _parser, editor_stdio_options
 from tests.server.support import PI_FIXTURES, copy_fixture, run_cli
 
 
@@ -105,3 +108,50 @@ def test_log_file_is_private(tmp_path: Path) -> None:
     missing = run_cli(tmp_path, "--log-file", str(tmp_path / "no-such-folder" / "x.log"))
     assert missing.returncode == 1 and "No such file or directory" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+EDITOR_COMMAND_LINES = (
+    [],
+    ["--stdio"],
+    ["serve"],
+    ["serve", "--stdio"],
+    ["--stdio", "--log-file", "pi.log"],
+    ["--log-level", "debug", "--stdio", "--log-file", "pi.log"],
+    ["serve", "--log-file", "", "--log-level", "error"],
+)
+
+
+@pytest.mark.parametrize("arguments", EDITOR_COMMAND_LINES)
+def test_editor_command_lines_are_read_as_the_parser_reads_them(arguments: list[str]) -> None:
+    """What editors start the server with is read without building the parser (its imports are
+    ~8 ms of every start): the options must be exactly those the parser gives."""
+    parsed = vars(_parser().parse_args(arguments))
+    assert parsed.pop("command") in (None, "serve")
+    fast = editor_stdio_options(arguments)
+    assert fast is not None and vars(fast) == parsed
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--tcp", "127.0.0.1:0"],
+        ["--stdio", "--stdio"],
+        ["--log-level", "loud"],
+        ["--log-file"],
+        ["--log-file", "--stdio"],
+        ["--log-file=pi.log"],
+        ["-h"],
+        ["--version"],
+        ["sessions"],
+        ["--stdio", "serve"],
+    ],
+)
+def test_any_other_command_line_goes_to_the_parser(arguments: list[str]) -> None:
+    """Anything else (another transport, a repeated or malformed option, help, a command) is the
+    parser's, which serves it or reports it as before."""
+    assert editor_stdio_options(arguments) is None
+
+
+def test_a_bad_log_level_is_still_reported_by_the_parser(tmp_path: Path) -> None:
+    refused = run_cli(tmp_path, "--stdio", "--log-level", "loud")
+    assert refused.returncode == 2 and "invalid choice: 'loud'" in refused.stderr

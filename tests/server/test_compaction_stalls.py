@@ -101,7 +101,7 @@ def test_what_a_paused_block_made_is_left_out_of_the_collectors_passes() -> None
     """The collector's first pass after a pause would scan everything made during it (half a
     second for a 60k-message compaction, every thread stopped): it is frozen instead, and still
     alive and tracked."""
-    from pi_lsp.session.gcpause import gc_paused
+    from pi_lsp.gcpause import gc_paused
 
     with gc_paused():
         kept = [[number] for number in range(50_000)]

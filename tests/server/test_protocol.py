@@ -152,6 +152,10 @@ async def test_cancel_request_writes_nothing(tmp_path: Path) -> None:
     file = write_linear_session(tmp_path / "big.jsonl", 30_000)
     client = await start_raw(tmp_path)
     try:
+        # pygls' cancel is what is tested: a request the start-up phase holds (getServerStatus is
+        # not one it answers) is answered once pygls has the connection; the getTrees below would
+        # otherwise be answered by the start-up phase and may end before pygls receives the append.
+        await client.request("pi/getServerStatus", {})
         state = await client.request("pi/openSession", {"path": str(file)})
         # pygls answers from here on (the start-up phase answered the open while pygls loaded; held
         # requests reach pygls only once the session's early reads are done: nothing would wait)

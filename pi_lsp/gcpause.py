@@ -17,23 +17,35 @@ never be collected, which is why small blocks (a short re-read, a small tree) do
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 FREEZE_AT = 10_000
 """Objects left in the youngest generation from which a pause's end freezes the heap."""
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Disable the cyclic collector for the block (re-enabled after, if it was enabled, with what
-    the block left behind frozen when that is a lot)."""
+def pause_collector() -> Callable[[], None]:
+    """Disable the cyclic collector; the returned function turns it back on (if it was on), with
+    what was left behind meanwhile frozen when that is a lot. For a pause that is not one block:
+    the stdio server's start-up, from the first import to pygls taking the connection."""
     enabled = gc.isenabled()
     gc.disable()
-    try:
-        yield
-    finally:
+
+    def resume() -> None:
         if enabled:
             if gc.get_count()[0] >= FREEZE_AT:
                 gc.freeze()
             gc.enable()
+
+    return resume
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Disable the cyclic collector for the block (re-enabled after, if it was enabled, with what
+    the block left behind frozen when that is a lot)."""
+    resume = pause_collector()
+    try:
+        yield
+    finally:
+        resume()
