@@ -281,10 +281,18 @@ class SessionIndex:
             return None
         return self.name_record.name.strip() or None
 
+    @gc_paused()
     def path_to(self, entry_id: str | None) -> list[EntryRecord]:
         """Records root→``entry_id``; [] for None/unknown. Stops at unknown parents and cycles."""
         if entry_id is None:
             return []
+        rows = self._rows
+        if rows is not None:
+            chain = rows.chain(self._positions.get(entry_id), len(self._positions))
+            if chain is None:
+                return self._path_through_cycle(entry_id)
+            chain.reverse()
+            return chain
         find = self.get
         record = find(entry_id)
         path: list[EntryRecord] = []

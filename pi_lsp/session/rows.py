@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 _ASCII = rb"[\x20\x21\x23-\x5b\x5d-\x7f]*"
 """A JSON string's content without escapes, control characters or non-ASCII bytes."""
 
-BLOCK_LINE = re.compile(
-    rb'(?:(\{"type":"message","id":"('
+BLOCK_IDS = re.compile(
+    rb'(?:\{"type":"message","id":"('
     + _ASCII
     + rb')","parentId":(?:"'
     + _ASCII
@@ -35,14 +35,17 @@ BLOCK_LINE = re.compile(
     + _ASCII
     + rb'","message":\{"role":"'
     + _ASCII
-    + rb'"[^\n]*\})|[^\n]*)\n'
+    + rb'"[^\n]*|[^\n]*)\n'
 )
-"""One line of a block: (the line when canonical, else b"", its id). Every line gives exactly
-one match, so the matches are the block's lines in order."""
+"""One line: its id when its head is canonical, else b"" (an empty id counts as not canonical).
+Every line gives exactly one match, so the matches are the lines in order."""
 
+HEAD_BYTES = 256
+"""Where lines are long, the pattern reads only their first HEAD_BYTES (pi's heads take about
+130); a head longer than that is not found, and its line is read by the per-line reader."""
+_LONG_LINES = 2 * HEAD_BYTES
+_HEAD = itemgetter(slice(0, HEAD_BYTES))
 PARENT_KEY = b'"parentId":'
-_LINE = itemgetter(0)
-_ID = itemgetter(1)
 
 
 class Rows:
@@ -97,11 +100,48 @@ class Rows:
 
     def make_all(self) -> list[EntryRecord]:
         """Every record (the slots list itself, now made throughout)."""
-        make = self.make
         slots = self.slots
-        for position in compress(range(len(slots)), map(isinstance, slots, repeat(bytes))):
-            make(position)
+        match = MESSAGE_HEAD.match
+        from_head = EntryRecord.from_head
+        ends = [*self._run_starts[1:], len(slots)] if self._run_starts else []
+        for start, end, number in zip(self._run_starts, ends, self._run_numbers, strict=True):
+            first = number - start  # the line number of position 0, in this run
+            for position in range(start, end):
+                slot = slots[position]
+                if type(slot) is bytes:
+                    slots[position] = from_head(slot, match(slot), 0, first + position)  # type: ignore[arg-type]
         return slots  # type: ignore[return-value]
+
+    def chain(self, position: int | None, steps: int) -> list[EntryRecord] | None:
+        """The records from ``position`` up through their parents (the start first), made as they
+        are met; None when there are more than ``steps`` (a parent cycle)."""
+        positions = self.positions
+        slots = self.slots
+        match = MESSAGE_HEAD.match
+        from_head = EntryRecord.from_head
+        run_start = run_end = first = 0  # the run of the last line made (usually the next one's)
+        chain: list[EntryRecord] = []
+        append = chain.append
+        while position is not None:
+            if not steps:
+                return None
+            steps -= 1
+            slot = slots[position]
+            if type(slot) is bytes:
+                if not run_start <= position < run_end:
+                    run_start, run_end, first = self._run_of(position)
+                slot = slots[position] = from_head(slot, match(slot), 0, first + position)  # type: ignore[arg-type]
+            append(slot)  # type: ignore[arg-type]
+            parent = slot.parent_id  # type: ignore[union-attr]
+            position = positions.get(parent) if parent is not None else None
+        return chain
+
+    def _run_of(self, position: int) -> tuple[int, int, int]:
+        """The run holding ``position``: its start, its end and the line number of position 0."""
+        starts = self._run_starts
+        run = bisect_right(starts, position) - 1
+        end = starts[run + 1] if run + 1 < len(starts) else len(self.slots)
+        return starts[run], end, self._run_numbers[run] - starts[run]
 
 
 def take_block(
@@ -115,43 +155,39 @@ def take_block(
     """Take the LF-terminated lines of ``data[start:end]`` into ``rows``: canonical lines as they
     are, every other line through ``take_other(line, offset in data, number)``, in file order.
     Returns the next line number."""
-    found = BLOCK_LINE.findall(data, start, end)
-    lines: list[bytes] = list(map(_LINE, found))
+    # The lines, and what follows the last LF (the part of a line the next block completes).
+    lines = (data[start:] if start else data).split(b"\n")
+    if len(lines.pop()) != len(data) - end:  # more than one line after ``end``: not a LineBlock's
+        lines = data[start:end].split(b"\n")
+        lines.pop()
     count = len(lines)
-    bad = list(compress(range(count), map(not_, lines)))
-    others = _lines_at(data, start, lines, bad)
+    if end - start > _LONG_LINES * count:  # the heads alone, not megabytes of messages
+        ids = BLOCK_IDS.findall(b"\n".join(map(_HEAD, lines)) + b"\n")
+    else:
+        ids = BLOCK_IDS.findall(data, start, end)
+    ends = list(map(bytes.endswith, lines, repeat(b"}")))
+    bad = list(compress(range(count), map(not_, ids))) if ids.count(b"") else []
+    if ends.count(False):
+        bad = sorted({*bad, *compress(range(count), map(not_, ends))})
     if data.count(PARENT_KEY, start, end) != count - len(bad) + sum(
-        line.count(PARENT_KEY) for _, line in others
+        lines[index].count(PARENT_KEY) for index in bad
     ):
         # A canonical line holds a second "parentId" (pi's torn write and its next append on
         # one line, or a nested one): those lines are read one by one.
         twice = compress(range(count), map((1).__lt__, map(bytes.count, lines, repeat(PARENT_KEY))))
         bad = sorted({*bad, *twice})
-        others = _lines_at(data, start, lines, bad)
     if not bad:
-        rows.add_lines(lines, map(bytes.decode, map(_ID, found)), number)
+        rows.add_lines(lines, map(bytes.decode, ids), number)
         return number + count
     done = 0
-    for index, (offset, line) in zip(bad, others, strict=True):
+    offset = start
+    for index in bad:
         if index > done:
-            rows.add_lines(lines[done:index], map(bytes.decode, map(_ID, found[done:index])), number + done)
-        take_other(line, offset, number + index)
+            rows.add_lines(lines[done:index], map(bytes.decode, ids[done:index]), number + done)
+        offset += sum(map(len, lines[done:index])) + index - done
+        take_other(lines[index], offset, number + index)
+        offset += len(lines[index]) + 1
         done = index + 1
     if done < count:
-        rows.add_lines(lines[done:], map(bytes.decode, map(_ID, found[done:])), number + done)
+        rows.add_lines(lines[done:], map(bytes.decode, ids[done:]), number + done)
     return number + count
-
-
-def _lines_at(data: bytes, start: int, lines: list[bytes], indices: list[int]) -> list[tuple[int, bytes]]:
-    """The offset and bytes of the lines at ``indices`` (ascending) of the block's lines, which
-    start at ``start`` of ``data`` (``lines``: the canonical ones, b"" for the others)."""
-    found: list[tuple[int, bytes]] = []
-    position = start
-    done = 0
-    for index in indices:
-        position += sum(map(len, lines[done:index])) + index - done
-        end = data.index(b"\n", position)
-        found.append((position, data[position:end]))
-        position = end + 1
-        done = index + 1
-    return found

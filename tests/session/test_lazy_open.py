@@ -27,7 +27,7 @@ from pi_lsp.session.records import EntryRecord
 from pi_lsp.session.view import build_view
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-IDS = ["a1", "b2", "c3", "d4", "é5", 'q"6', "f7"]
+IDS = ["a1", "b2", "c3", "d4", "é5", 'q"6', "f7", "long" * 70]
 HEADER = b'{"type":"session","version":3,"id":"sess","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
 
 
@@ -44,7 +44,7 @@ def lines(draw: st.DrawFn) -> bytes:
     entry_id = draw(st.sampled_from(IDS))
     parent = draw(st.sampled_from([*IDS, None, "missing"]))
     role = draw(st.sampled_from(["user", "assistant", "toolResult", "custom", "ünï"]))
-    text = draw(st.text(max_size=12))
+    text = draw(st.one_of(st.text(max_size=12), st.just("x" * 3000)))  # long lines: heads read alone
     stamp = draw(st.sampled_from(["2026-01-01T00:00:01.000Z", "2026-01-01T00:00:02.000Z", "x", "é"]))
     line = _canonical(entry_id, parent, role, text, stamp)
     kind = draw(st.integers(0, 24))
