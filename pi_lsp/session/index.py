@@ -11,7 +11,7 @@ from typing import Any
 from pi_lsp.jscompat import iso_to_ms
 from pi_lsp.session.gcpause import gc_paused
 from pi_lsp.session.records import EntryRecord
-from pi_lsp.session.rows import Rows
+from pi_lsp.session.rows import Rows, id_key, id_of_key
 from pi_lsp.session.segments import ChainSegments
 
 
@@ -51,7 +51,7 @@ class SessionIndex:
         # Between an open and the first use of ``records``/``by_id``: the rows and their
         # positions by id (later duplicates win, as in ``by_id``).
         self._rows: Rows | None = None
-        self._positions: dict[str, int] = {}
+        self._positions: dict[bytes | None, int] = {}
         self.labels: dict[str, tuple[str, Any]] = {}
         self.name_record: EntryRecord | None = None
         self._assistant_count = 0
@@ -93,7 +93,8 @@ class SessionIndex:
         records = rows.make_all()
         self._assistant_count += list(map(_ROLE, records)).count("assistant")
         positions = self._positions
-        self._by_id.update(zip(positions, map(records.__getitem__, positions.values()), strict=True))
+        ids = map(id_of_key, positions)  # type: ignore[arg-type]  # no None key
+        self._by_id.update(zip(ids, map(records.__getitem__, positions.values()), strict=True))
         self._records = records
         self._rows = None
         self._positions = {}
@@ -117,12 +118,14 @@ class SessionIndex:
         rows = self._rows
         if rows is None:
             return self._by_id.get(entry_id)
-        position = self._positions.get(entry_id)
+        position = self._positions.get(id_key(entry_id))
         return rows.make(position) if position is not None else None
 
     def has(self, entry_id: str) -> bool:
         """``entry_id in by_id``."""
-        return entry_id in (self._positions if self._rows is not None else self._by_id)
+        if self._rows is not None:
+            return id_key(entry_id) in self._positions
+        return entry_id in self._by_id
 
     def last(self) -> EntryRecord | None:
         """The last record in file order."""
@@ -132,7 +135,9 @@ class SessionIndex:
         return self._records[-1] if self._records else None
 
     def _id_count(self) -> int:
-        return len(self._positions) if self._rows is not None else len(self._by_id)
+        if self._rows is not None:
+            return len(self._positions)
+        return len(self._by_id)
 
     def take_rows(self, rows: Rows) -> None:
         """Start an empty index with a file's rows (an open), making no records yet."""
@@ -288,7 +293,7 @@ class SessionIndex:
             return []
         rows = self._rows
         if rows is not None:
-            chain = rows.chain(self._positions.get(entry_id), len(self._positions))
+            chain = rows.chain(self._positions.get(id_key(entry_id)), self._id_count())
             if chain is None:
                 return self._path_through_cycle(entry_id)
             chain.reverse()

@@ -51,26 +51,27 @@ PARENT_KEY = b'"parentId":'
 class Rows:
     """Entries in file order: made records, or the bytes of canonical lines (made on first use).
 
-    ``positions`` maps each id to the position of its last entry. Line numbers of lines not made
-    yet are kept as runs: ``_run_starts[k]`` is the position where a run of consecutive line
-    numbers starts at ``_run_numbers[k]``.
+    ``positions`` maps each id (as :func:`id_key`) to the position of its last entry. Line
+    numbers of lines not made yet are kept as runs: ``_run_starts[k]`` is the position where a
+    run of consecutive line numbers starts at ``_run_numbers[k]``.
     """
 
     def __init__(self) -> None:
         self.slots: list[EntryRecord | bytes] = []
-        self.positions: dict[str, int] = {}
+        self.positions: dict[bytes | None, int] = {}  # None: never a key
         self.records: list[EntryRecord] = []  # the records made while reading (not from lines)
         self._run_starts: list[int] = []
         self._run_numbers: list[int] = []
 
     def add_record(self, record: EntryRecord) -> None:
         if record.id is not None:
-            self.positions[record.id] = len(self.slots)
+            self.positions[record.id.encode("utf-8", "surrogatepass")] = len(self.slots)
         self.slots.append(record)
         self.records.append(record)
 
-    def add_lines(self, lines: list[bytes], ids: Iterable[str], first_number: int) -> None:
-        """Canonical lines and their ids, numbered from ``first_number`` on."""
+    def add_lines(self, lines: list[bytes], ids: Iterable[bytes], first_number: int) -> None:
+        """Canonical lines and their ids (ASCII bytes: their :func:`id_key`), numbered from
+        ``first_number`` on."""
         if not lines:
             return
         position = len(self.slots)
@@ -133,7 +134,7 @@ class Rows:
                 slot = slots[position] = from_head(slot, match(slot), 0, first + position)  # type: ignore[arg-type]
             append(slot)  # type: ignore[arg-type]
             parent = slot.parent_id  # type: ignore[union-attr]
-            position = positions.get(parent) if parent is not None else None
+            position = positions.get(parent.encode("utf-8", "surrogatepass")) if parent is not None else None
         return chain
 
     def _run_of(self, position: int) -> tuple[int, int, int]:
@@ -142,6 +143,17 @@ class Rows:
         run = bisect_right(starts, position) - 1
         end = starts[run + 1] if run + 1 < len(starts) else len(self.slots)
         return starts[run], end, self._run_numbers[run] - starts[run]
+
+
+def id_key(entry_id: object) -> bytes | None:
+    """An id as a key of ``Rows.positions``: its UTF-8 bytes (a lone surrogate kept as Python's
+    ``surrogatepass`` writes it, so two ids never share a key), which a canonical line holds as it
+    is (no decoding at open); None for what is not a string."""
+    return entry_id.encode("utf-8", "surrogatepass") if isinstance(entry_id, str) else None
+
+
+def id_of_key(key: bytes) -> str:
+    return key.decode("utf-8", "surrogatepass")
 
 
 def take_block(
@@ -177,17 +189,17 @@ def take_block(
         twice = compress(range(count), map((1).__lt__, map(bytes.count, lines, repeat(PARENT_KEY))))
         bad = sorted({*bad, *twice})
     if not bad:
-        rows.add_lines(lines, map(bytes.decode, ids), number)
+        rows.add_lines(lines, ids, number)
         return number + count
     done = 0
     offset = start
     for index in bad:
         if index > done:
-            rows.add_lines(lines[done:index], map(bytes.decode, ids[done:index]), number + done)
+            rows.add_lines(lines[done:index], ids[done:index], number + done)
         offset += sum(map(len, lines[done:index])) + index - done
         take_other(lines[index], offset, number + index)
         offset += len(lines[index]) + 1
         done = index + 1
     if done < count:
-        rows.add_lines(lines[done:], map(bytes.decode, ids[done:]), number + done)
+        rows.add_lines(lines[done:], ids[done:], number + done)
     return number + count

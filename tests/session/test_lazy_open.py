@@ -47,7 +47,7 @@ def lines(draw: st.DrawFn) -> bytes:
     text = draw(st.one_of(st.text(max_size=12), st.just("x" * 3000)))  # long lines: heads read alone
     stamp = draw(st.sampled_from(["2026-01-01T00:00:01.000Z", "2026-01-01T00:00:02.000Z", "x", "é"]))
     line = _canonical(entry_id, parent, role, text, stamp)
-    kind = draw(st.integers(0, 24))
+    kind = draw(st.integers(0, 25))
     if kind < 12:
         return line
     if kind == 12:  # another key order: parsed whole
@@ -81,7 +81,9 @@ def lines(draw: st.DrawFn) -> bytes:
         return HEADER.replace(b'"sess"', b'"other"')
     if kind == 23:  # invalid UTF-8 in the message: still a canonical head
         return line.replace(b'"content":[', b'"content":["\xff",', 1)
-    return line.replace(b'"id":"', b'"id":"\\u0041', 1)  # an escape in the id
+    if kind == 24:
+        return line.replace(b'"id":"', b'"id":"\\u0041', 1)  # an escape in the id
+    return line.replace(b'"id":"', b'"id":"\\ud800', 1)  # a lone surrogate in the id
 
 
 @st.composite
