@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 _ASCII = rb"[\x20\x21\x23-\x5b\x5d-\x7f]*"
 """A JSON string's content without escapes, control characters or non-ASCII bytes."""
 
-BLOCK_IDS = re.compile(
-    rb'(?:\{"type":"message","id":"('
+_CANONICAL_HEAD = (
+    rb'\{"type":"message","id":"('
     + _ASCII
     + rb')","parentId":(?:"'
     + _ASCII
@@ -35,21 +35,42 @@ BLOCK_IDS = re.compile(
     + _ASCII
     + rb'","message":\{"role":"'
     + _ASCII
-    + rb'"[^\n]*|[^\n]*)\n'
+    + rb'"'
 )
-"""One line: its id when its head is canonical, else b"" (an empty id counts as not canonical).
-Every line gives exactly one match, so the matches are the lines in order."""
+BLOCK_IDS = re.compile(rb"(?:" + _CANONICAL_HEAD + rb"[^\n]*\}|[^\n]*)\n")
+"""One line: its id when it is canonical (its head, and a last byte "}"), else b"" (an empty id
+counts as not canonical). Every line gives exactly one match, so the matches are the lines in
+order."""
+
+HEAD_IDS = re.compile(rb"(?:" + _CANONICAL_HEAD + rb"[^\n]*|[^\n]*)\n")
+""":data:`BLOCK_IDS` for the heads of long lines (their last bytes are checked apart)."""
 
 HEAD_BYTES = 256
 """Where lines are long, the pattern reads only their first HEAD_BYTES (pi's heads take about
 130); a head longer than that is not found, and its line is read by the per-line reader."""
 _LONG_LINES = 2 * HEAD_BYTES
+_SAMPLE_BYTES = 1 << 16
 _HEAD = itemgetter(slice(0, HEAD_BYTES))
 PARENT_KEY = b'"parentId":'
 
 
+class _Unsplit:
+    """The slot of each line of a block whose lines are all canonical, until one is needed: the
+    block is split into its lines then (and not copied line by line at open)."""
+
+    __slots__ = ("count", "data", "end", "first", "start")
+
+    def __init__(self, data: bytes, start: int, end: int, first: int, count: int) -> None:
+        self.data = data
+        self.start = start
+        self.end = end
+        self.first = first  # the position of its first line
+        self.count = count
+
+
 class Rows:
-    """Entries in file order: made records, or the bytes of canonical lines (made on first use).
+    """Entries in file order: made records, or canonical lines (made into records on first use),
+    which a block whose lines are all canonical keeps unsplit (:class:`_Unsplit`) until then.
 
     ``positions`` maps each id (as :func:`id_key`) to the position of its last entry. Line
     numbers of lines not made yet are kept as runs: ``_run_starts[k]`` is the position where a
@@ -57,7 +78,8 @@ class Rows:
     """
 
     def __init__(self) -> None:
-        self.slots: list[EntryRecord | bytes] = []
+        self.slots: list[EntryRecord | bytes | _Unsplit] = []
+        self._unsplit: list[_Unsplit] = []
         self.positions: dict[bytes | None, int] = {}  # None: never a key
         self.records: list[EntryRecord] = []  # the records made while reading (not from lines)
         self._run_starts: list[int] = []
@@ -75,11 +97,30 @@ class Rows:
         if not lines:
             return
         position = len(self.slots)
+        self._note_run(position, first_number)
+        self.slots += lines
+        self.positions.update(zip(ids, range(position, position + len(lines)), strict=True))
+
+    def add_block(self, data: bytes, start: int, end: int, ids: list[bytes], first_number: int) -> None:
+        """A block's lines ``data[start:end]``, all canonical, with their ids."""
+        position = len(self.slots)
+        block = _Unsplit(data, start, end, position, len(ids))
+        self._note_run(position, first_number)
+        self.slots += [block] * len(ids)
+        self._unsplit.append(block)
+        self.positions.update(zip(ids, range(position, position + len(ids)), strict=True))
+
+    def _note_run(self, position: int, first_number: int) -> None:
         if not self._run_starts or self.number_of(position) != first_number:
             self._run_starts.append(position)
             self._run_numbers.append(first_number)
-        self.slots += lines
-        self.positions.update(zip(ids, range(position, position + len(lines)), strict=True))
+
+    def _split(self, block: _Unsplit) -> None:
+        lines = block.data[block.start : block.end].split(b"\n")
+        lines.pop()
+        assert len(lines) == block.count
+        self.slots[block.first : block.first + block.count] = lines
+        block.data = b""
 
     def number_of(self, position: int) -> int:
         """The line number of the line at ``position`` (of a run; made records keep their own)."""
@@ -91,6 +132,9 @@ class Rows:
     def make(self, position: int) -> EntryRecord:
         """The record at ``position``, made now if it was a line."""
         slot = self.slots[position]
+        if type(slot) is _Unsplit:
+            self._split(slot)
+            slot = self.slots[position]
         if type(slot) is not bytes:
             return slot  # type: ignore[return-value]
         head = MESSAGE_HEAD.match(slot)
@@ -101,6 +145,10 @@ class Rows:
 
     def make_all(self) -> list[EntryRecord]:
         """Every record (the slots list itself, now made throughout)."""
+        for block in self._unsplit:
+            if block.data:
+                self._split(block)
+        self._unsplit = []
         slots = self.slots
         match = MESSAGE_HEAD.match
         from_head = EntryRecord.from_head
@@ -128,6 +176,9 @@ class Rows:
                 return None
             steps -= 1
             slot = slots[position]
+            if type(slot) is _Unsplit:
+                self._split(slot)
+                slot = slots[position]
             if type(slot) is bytes:
                 if not run_start <= position < run_end:
                     run_start, run_end, first = self._run_of(position)
@@ -167,16 +218,17 @@ def take_block(
     """Take the LF-terminated lines of ``data[start:end]`` into ``rows``: canonical lines as they
     are, every other line through ``take_other(line, offset in data, number)``, in file order.
     Returns the next line number."""
-    # The lines, and what follows the last LF (the part of a line the next block completes).
-    lines = (data[start:] if start else data).split(b"\n")
-    if len(lines.pop()) != len(data) - end:  # more than one line after ``end``: not a LineBlock's
-        lines = data[start:end].split(b"\n")
-        lines.pop()
-    count = len(lines)
-    if end - start > _LONG_LINES * count:  # the heads alone, not megabytes of messages
-        ids = BLOCK_IDS.findall(b"\n".join(map(_HEAD, lines)) + b"\n")
-    else:
+    sample = data.count(b"\n", start, min(end, start + _SAMPLE_BYTES))
+    if min(end - start, _SAMPLE_BYTES) <= _LONG_LINES * sample:
         ids = BLOCK_IDS.findall(data, start, end)
+        if not ids.count(b"") and data.count(PARENT_KEY, start, end) == len(ids):
+            rows.add_block(data, start, end, ids, number)  # the usual block: every line canonical
+            return number + len(ids)
+        lines = _lines(data, start, end)
+    else:  # long lines: the pattern reads their heads alone, not megabytes of messages
+        lines = _lines(data, start, end)
+        ids = HEAD_IDS.findall(b"\n".join(map(_HEAD, lines)) + b"\n")
+    count = len(lines)
     ends = list(map(bytes.endswith, lines, repeat(b"}")))
     bad = list(compress(range(count), map(not_, ids))) if ids.count(b"") else []
     if ends.count(False):
@@ -203,3 +255,13 @@ def take_block(
     if done < count:
         rows.add_lines(lines[done:], ids[done:], number + done)
     return number + count
+
+
+def _lines(data: bytes, start: int, end: int) -> list[bytes]:
+    """The LF-terminated lines of ``data[start:end]``, without copying the block first when what
+    follows ``end`` is the rest of one line (as in a LineBlock)."""
+    lines = (data[start:] if start else data).split(b"\n")
+    if len(lines.pop()) != len(data) - end:
+        lines = data[start:end].split(b"\n")
+        lines.pop()
+    return lines
