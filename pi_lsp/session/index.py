@@ -11,6 +11,7 @@ from typing import Any
 from pi_lsp.gcpause import gc_paused
 from pi_lsp.jscompat import iso_to_ms
 from pi_lsp.session.records import EntryRecord
+from pi_lsp.session.rows import Rows, id_key, id_of_key
 from pi_lsp.session.segments import ChainSegments
 
 
@@ -37,14 +38,23 @@ class SessionIndex:
     arrive. The tree links (children, roots, chains) are built on first use when a whole file is
     taken at once (:meth:`extend` on an empty index, i.e. an open): opening a session and reading
     a page or the context of its leaf need only the id index, and the links cost as much again.
+
+    An open gives :meth:`take_rows` the file's :class:`Rows`, most of them lines not made into
+    records yet: until ``records`` or ``by_id`` is first asked for (which makes every record),
+    :meth:`get`, :meth:`has`, :meth:`count`, :meth:`last` and the path walks make only the
+    records they touch, from an index of positions by id.
     """
 
     def __init__(self) -> None:
-        self.records: list[EntryRecord] = []
-        self.by_id: dict[str, EntryRecord] = {}
+        self._records: list[EntryRecord] = []
+        self._by_id: dict[str, EntryRecord] = {}
+        # Between an open and the first use of ``records``/``by_id``: the rows and their
+        # positions by id (later duplicates win, as in ``by_id``).
+        self._rows: Rows | None = None
+        self._positions: dict[bytes | None, int] = {}
         self.labels: dict[str, tuple[str, Any]] = {}
         self.name_record: EntryRecord | None = None
-        self.assistant_count = 0
+        self._assistant_count = 0
         # Children by parent id, in file order, for on-demand tree queries: most entries have one
         # child, so the first is kept alone and only further children get a list.
         self._first_child: dict[str, EntryRecord] = {}
@@ -60,7 +70,85 @@ class SessionIndex:
         # How many records the links cover, and the ids those records hold (the same dict as
         # ``by_id`` once they cover every record).
         self._linked = 0
-        self._linked_ids: dict[str, EntryRecord] = self.by_id
+        self._linked_ids: dict[str, EntryRecord] = self._by_id
+
+    @property
+    def records(self) -> list[EntryRecord]:
+        """Every record in file order (made now for an open that has not made them all)."""
+        if self._rows is not None:
+            self._make_all()
+        return self._records
+
+    @property
+    def by_id(self) -> dict[str, EntryRecord]:
+        """The record of each id (the last in file order), see :attr:`records`."""
+        if self._rows is not None:
+            self._make_all()
+        return self._by_id
+
+    @gc_paused()
+    def _make_all(self) -> None:
+        rows = self._rows
+        assert rows is not None
+        records = rows.make_all()
+        self._assistant_count += list(map(_ROLE, records)).count("assistant")
+        positions = self._positions
+        ids = map(id_of_key, positions)  # type: ignore[arg-type]  # no None key
+        self._by_id.update(zip(ids, map(records.__getitem__, positions.values()), strict=True))
+        self._records = records
+        self._rows = None
+        self._positions = {}
+        self._linked_ids = {}
+
+    @property
+    def assistant_count(self) -> int:
+        """How many assistant messages there are (counted once every record is made)."""
+        if self._rows is not None:
+            self._make_all()
+        return self._assistant_count
+
+    @property
+    def count(self) -> int:
+        """How many records there are."""
+        rows = self._rows
+        return len(rows.slots) if rows is not None else len(self._records)
+
+    def get(self, entry_id: str) -> EntryRecord | None:
+        """``by_id.get(entry_id)``, making only that record."""
+        rows = self._rows
+        if rows is None:
+            return self._by_id.get(entry_id)
+        position = self._positions.get(id_key(entry_id))
+        return rows.make(position) if position is not None else None
+
+    def has(self, entry_id: str) -> bool:
+        """``entry_id in by_id``."""
+        if self._rows is not None:
+            return id_key(entry_id) in self._positions
+        return entry_id in self._by_id
+
+    def last(self) -> EntryRecord | None:
+        """The last record in file order."""
+        rows = self._rows
+        if rows is not None:
+            return rows.make(len(rows.slots) - 1) if rows.slots else None
+        return self._records[-1] if self._records else None
+
+    def _id_count(self) -> int:
+        if self._rows is not None:
+            return len(self._positions)
+        return len(self._by_id)
+
+    def take_rows(self, rows: Rows) -> None:
+        """Start an empty index with a file's rows (an open), making no records yet."""
+        assert not self._records and self._rows is None
+        if not rows.slots:
+            return
+        self._rows = rows
+        self._positions = rows.positions
+        # Lines are messages: only the records made while reading can be labels or names.
+        for record in compress(rows.records, map(ne, map(_TYPE, rows.records), repeat("message"))):
+            self._note(record)
 
     @property
     def forward_links(self) -> bool:
@@ -86,7 +174,7 @@ class SessionIndex:
         elif record.type == "session_info":
             self.name_record = record
         elif record.role == "assistant":
-            self.assistant_count += 1
+            self._assistant_count += 1
 
     def _link(self, record: EntryRecord) -> None:
         """Link the next record in file order into the tree (``self._linked`` is its position)."""
@@ -147,7 +235,7 @@ class SessionIndex:
         by_id.update(zip(map(_ID, self.records), self.records, strict=True))
         by_id.pop(None, None)  # type: ignore[call-overload]  # records without an id
         # Roles are None but on messages; only the few other records can be labels or names.
-        self.assistant_count += list(map(_ROLE, self.records)).count("assistant")
+        self._assistant_count += list(map(_ROLE, self.records)).count("assistant")
         for record in compress(self.records, map(ne, map(_TYPE, self.records), repeat("message"))):
             self._note(record)
         if self.records:
@@ -198,17 +286,25 @@ class SessionIndex:
             return None
         return self.name_record.name.strip() or None
 
+    @gc_paused()
     def path_to(self, entry_id: str | None) -> list[EntryRecord]:
         """Records root→``entry_id``; [] for None/unknown. Stops at unknown parents and cycles."""
         if entry_id is None:
             return []
-        find = self.by_id.get
+        rows = self._rows
+        if rows is not None:
+            chain = rows.chain(self._positions.get(id_key(entry_id)), self._id_count())
+            if chain is None:
+                return self._path_through_cycle(entry_id)
+            chain.reverse()
+            return chain
+        find = self.get
         record = find(entry_id)
         path: list[EntryRecord] = []
         append = path.append
         # A path without a cycle holds each record at most once: a longer walk has met a cycle,
         # and only then is the walk redone remembering what it has seen.
-        steps_left = len(self.by_id)
+        steps_left = self._id_count()
         while record is not None:
             if not steps_left:
                 return self._path_through_cycle(entry_id)
@@ -220,27 +316,27 @@ class SessionIndex:
         return path
 
     def _path_through_cycle(self, entry_id: str) -> list[EntryRecord]:
-        record = self.by_id.get(entry_id)
+        record = self.get(entry_id)
         path: list[EntryRecord] = []
         seen: set[int] = set()
         while record is not None and id(record) not in seen:
             seen.add(id(record))
             path.append(record)
             parent = record.parent_id
-            record = self.by_id.get(parent) if parent is not None else None
+            record = self.get(parent) if parent is not None else None
         path.reverse()
         return path
 
     def path_tail(self, entry_id: str | None, limit: int) -> tuple[list[EntryRecord], bool]:
         """The last ``limit`` records of :meth:`path_to` and whether older ones exist, in O(limit)."""
         tail: list[EntryRecord] = []
-        record = self.by_id.get(entry_id) if entry_id is not None else None
+        record = self.get(entry_id) if entry_id is not None else None
         seen: set[int] = set()
         while record is not None and id(record) not in seen and len(tail) < limit:
             seen.add(id(record))
             tail.append(record)
             parent = record.parent_id
-            record = self.by_id.get(parent) if parent is not None else None
+            record = self.get(parent) if parent is not None else None
         tail.reverse()
         return tail, record is not None and id(record) not in seen
 

@@ -17,6 +17,7 @@ from pi_lsp.gcpause import gc_paused
 from pi_lsp.regular_files import open_regular
 from pi_lsp.session.jsonl import MAX_LINE_BYTES, LineBlock, LongLine, RawLine, loads_line, read_line_blocks
 from pi_lsp.session.records import MESSAGE_HEAD, EntryRecord
+from pi_lsp.session.rows import Rows, take_block
 
 Severity = Literal["error", "warning", "info"]
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -40,11 +41,18 @@ class ReadResult:
     header_raw: bytes = b""
     first_object_is_header: bool = True
     records: list[EntryRecord] = field(default_factory=list)
+    rows: Rows | None = None  # with ``lazy``: every entry, in place of ``records``
     objects: list[dict[str, Any] | bytes] | None = None  # every line, kept only for migration
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
     end_offset: int = 0
     next_line: int = 1
     any_parsed: bool = False
+
+    def add(self, record: EntryRecord) -> None:
+        if self.rows is not None:
+            self.rows.add_record(record)
+        else:
+            self.records.append(record)
 
 
 @gc_paused()
@@ -55,16 +63,21 @@ def read_lines(
     first_line: int = 1,
     expect_header: bool = True,
     keep_objects: bool = False,
+    lazy: bool = False,
 ) -> ReadResult:
     """Parse the file from ``start``: header detection, records, and diagnostics per bad line.
 
     With ``expect_header`` the first parsed object must be the header (garbage before it is
     skipped); later header lines are ignored with a warning. ``keep_objects`` keeps every parsed
-    object (and unparseable line bytes) in order for a migration rewrite.
+    object (and unparseable line bytes) in order for a migration rewrite. ``lazy`` (an open)
+    gives ``rows`` instead of ``records``: pi's message lines are kept as lines, their records
+    made on first use (``rows.py``).
     """
     result = ReadResult(first_object_is_header=True)
     if keep_objects:
         result.objects = []
+    elif lazy:
+        result.rows = Rows()
     need_header = expect_header
     number = first_line
     offset = start
@@ -112,7 +125,14 @@ def _long_line(result: ReadResult, line: LongLine, number: int, path: Path) -> N
 
 
 def _take_lines(
-    result: ReadResult, data: bytes, end: int, base: int, number: int, need_header: bool
+    result: ReadResult,
+    data: bytes,
+    end: int,
+    base: int,
+    number: int,
+    need_header: bool,
+    *,
+    one_line: bool = False,
 ) -> tuple[int, bool]:
     """Take the LF-terminated lines of ``data[:end]`` (``base`` is its file offset).
 
@@ -122,13 +142,16 @@ def _take_lines(
     lines are parsed; everything else (blank, malformed, headers, migration) goes through
     :func:`_take_line`.
     """
-    records = result.records
+    rows = result.rows
+    add = result.add
     fast = result.objects is None
     find = data.find
     head_of = MESSAGE_HEAD.match
     from_head = EntryRecord.from_head
     position = 0
     while position < end:
+        if rows is not None and not need_header and not one_line:
+            return _take_block(result, rows, data, position, end, base, number), need_header
         newline = find(b"\n", position, end)
         if fast and not need_header:
             head = head_of(data, position, newline)
@@ -145,7 +168,7 @@ def _take_lines(
                     pass
                 else:
                     result.any_parsed = True
-                    records.append(record)
+                    add(record)
                     number += 1
                     position = newline + 1
                     continue
@@ -157,7 +180,7 @@ def _take_lines(
                 value = None
             if type(value) is dict and value.get("type") != "session":
                 result.any_parsed = True
-                records.append(EntryRecord(value, line, number))
+                add(EntryRecord(value, line, number))
                 number += 1
                 position = newline + 1
                 continue
@@ -166,6 +189,21 @@ def _take_lines(
         number += 1
         position = newline + 1
     return number, need_header
+
+
+def _take_block(
+    result: ReadResult, rows: Rows, data: bytes, start: int, end: int, base: int, number: int
+) -> int:
+    """The rest of a block once the header is behind: canonical message lines kept as lines
+    (``rows.take_block``), every other line read by :func:`_take_lines` as it would be."""
+
+    def take_other(line: bytes, offset: int, line_number: int) -> None:
+        _take_lines(result, line + b"\n", len(line) + 1, base + offset, line_number, False, one_line=True)
+
+    next_number = take_block(rows, data, start, end, number, take_other)
+    if rows.slots:
+        result.any_parsed = True
+    return next_number
 
 
 def _without_bom(data: bytes, offset: int) -> bytes:
@@ -239,5 +277,5 @@ def _take_line(result: ReadResult, raw: RawLine, need_header: bool) -> bool:
         result.first_object_is_header = False
     if result.objects is not None:
         result.objects.append(value)
-    result.records.append(EntryRecord(value, raw.data, raw.number))
+    result.add(EntryRecord(value, raw.data, raw.number))
     return need_header

@@ -158,7 +158,7 @@ class SessionManager(AppendMethods):
 
     @property
     def entry_count(self) -> int:
-        return len(self.index.records)
+        return self.index.count
 
     @property
     def parent_session(self) -> str | None:
@@ -211,7 +211,7 @@ class SessionManager(AppendMethods):
             self.new_session()
             self.session_file = str(path)
             return
-        read = read_lines(path)
+        read = read_lines(path, lazy=True)
         if read.header is None or not read.first_object_is_header:
             if not read.any_parsed and path.stat().st_size == read.end_offset and not _has_content(path):
                 # Empty (or blank) file: a new session bound to it, as in pi, written on first flush.
@@ -249,29 +249,33 @@ class SessionManager(AppendMethods):
         assert read.header is not None
         self._reset(read.header)
         self.session_file = str(path)
-        self.index.extend(read.records)
+        if read.rows is not None:
+            self.index.take_rows(read.rows)
+        else:
+            self.index.extend(read.records)
         self.diagnostics = read.diagnostics
         self.file.adopt(read)
-        last = self.index.records[-1] if self.index.records else None
+        last = self.index.last()
         self.leaf_id = last.id if last is not None else None
 
     def _restore_leaf(self) -> None:
         if self.leaf_store is None or self.session_file is None:
             return
-        last = self.index.records[-1].id if self.index.records else None
+        last_record = self.index.last()
+        last = last_record.id if last_record is not None else None
         found, leaf = self.leaf_store.restore(self.session_id, self.session_file, last)
-        if found and (leaf is None or leaf in self.index.by_id):
+        if found and (leaf is None or self.index.has(leaf)):
             self.leaf_id = leaf
             self._leaf_saved = True
 
     # ------------------------------------------------------------------ reading
 
     def get_entry(self, entry_id: str) -> Entry | None:
-        record = self.index.by_id.get(entry_id)
+        record = self.index.get(entry_id)
         return record.entry() if record is not None else None
 
     def get_record(self, entry_id: str) -> EntryRecord | None:
-        return self.index.by_id.get(entry_id)
+        return self.index.get(entry_id)
 
     def get_entries(self) -> list[Entry]:
         """Every entry in file order (all branches), as fresh dicts."""
@@ -309,10 +313,11 @@ class SessionManager(AppendMethods):
             target = self.leaf_id
         elif leaf_id is None:
             return EMPTY_VIEW
-        elif leaf_id in self.index.by_id:
+        elif self.index.has(leaf_id):
             target = leaf_id
         else:
-            target = self.index.records[-1].id if self.index.records else None
+            last = self.index.last()
+            target = last.id if last is not None else None
         if target is None:
             return EMPTY_VIEW
         if self._view_appends:
@@ -334,7 +339,7 @@ class SessionManager(AppendMethods):
 
     def branch(self, entry_id: str) -> None:
         """Move the leaf to an existing entry; the next append becomes its child."""
-        if entry_id not in self.index.by_id:
+        if not self.index.has(entry_id):
             raise EntryNotFoundError(entry_id)
         self._move_leaf(entry_id)
 
@@ -351,7 +356,8 @@ class SessionManager(AppendMethods):
     def _move_leaf(self, leaf: str | None) -> None:
         self.leaf_id = leaf
         if self.leaf_store is not None and self.session_file is not None and self.file.flushed:
-            last = self.index.records[-1].id if self.index.records else None
+            last_record = self.index.last()
+            last = last_record.id if last_record is not None else None
             if leaf == last:
                 if self._leaf_saved:
                     self.leaf_store.clear(self.session_id)
