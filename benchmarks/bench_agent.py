@@ -280,7 +280,41 @@ async def bench_stream(agent_cls: Any, root: Path, deltas: int, repeat: int) -> 
     }
 
 
-async def bench_long_run(agent_cls: Any, root: Path, turns: int) -> dict[str, float]:
+async def bench_first_prompt(agent_cls: Any, root: Path, typing: float, starts: int) -> dict[str, float]:
+    """A user's first prompt to a fresh agent, sent ``typing`` seconds after it is ready (the time
+    it takes to type it): wait for its first token, and CPU of the process from its start to the
+    reply's end (start-up included), the medians of ``starts`` fresh processes."""
+    frames = text_frames(20)
+    latencies: list[float] = []
+    cpu_prompt: list[float] = []
+    cpu_total: list[float] = []
+    for _ in range(starts):
+        fake = TimingFake(lambda body, n: (frames, 0.0))
+        await fake.start()
+        write_agent_dir(root / "agent", fake.url, SETTINGS)
+        agent = await agent_cls.start(root, fake.url)
+        arrivals: list[float] = []
+        try:
+            await asyncio.sleep(typing)
+            cpu_start = cpu_seconds(agent.pid)
+            sent = time.perf_counter()
+            await agent.prompt("stream")
+            await agent.until("agent_end", partial(_note_delta, arrivals))
+            cpu_end = cpu_seconds(agent.pid)
+        finally:
+            await agent.close()
+            await fake.close()
+        latencies.append((arrivals[0] - sent) * 1000)
+        cpu_prompt.append((cpu_end - cpu_start) * 1000)
+        cpu_total.append(cpu_end)
+    return {
+        "first_token_ms": statistics.median(latencies),
+        "cpu_ms": statistics.median(cpu_prompt),
+        "cpu_total_s": statistics.median(cpu_total),
+    }
+
+
+async def bench_long_run(agent_cls: Any, root: Path, turns: int, typing: float = 0.0) -> dict[str, float]:
     def pick(body: dict[str, Any], number: int) -> tuple[list[str], float]:
         if number < turns:
             call = ToolUse(f"toolu_{number:04d}", "read", {"path": "hello.txt"})
@@ -291,6 +325,7 @@ async def bench_long_run(agent_cls: Any, root: Path, turns: int) -> dict[str, fl
     await fake.start()
     write_agent_dir(root / "agent", fake.url, SETTINGS)
     agent = await agent_cls.start(root, fake.url)
+    await asyncio.sleep(typing)  # the user types the prompt
     marks: dict[str, float] = {}
     tenth = max(1, turns // 10)
     ends = 0
@@ -317,6 +352,7 @@ async def bench_long_run(agent_cls: Any, root: Path, turns: int) -> dict[str, fl
     rest = turns + 1 - tenth
     return {
         "cpu_ms_per_turn": (cpu_end - cpu_start) * 1000 / (turns + 1),
+        "cpu_s_with_start": cpu_end,
         "cpu_ms_per_turn_late": (cpu_end - marks["cpu_tenth"]) * 1000 / rest,
         "rss_tenth": marks["rss_tenth"],
         "rss_end": rss_end,
@@ -412,11 +448,12 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         for agent_cls in agents:
             root = _fresh_root(args)
             try:
+                first = await bench_first_prompt(agent_cls, root, args.typing, args.starts)
                 stream = await bench_stream(agent_cls, root, args.deltas, args.repeat)
-                run = await bench_long_run(agent_cls, root, args.turns)
+                run = await bench_long_run(agent_cls, root, args.turns, args.typing)
             finally:
                 shutil.rmtree(root, ignore_errors=True)
-            results[agent_cls.name] = {"stream": stream, "run": run}
+            results[agent_cls.name] = {"first": first, "stream": stream, "run": run}
             print(agent_cls.name, json.dumps(results[agent_cls.name], indent=1), flush=True)
     rounds: list[dict[str, Any]] = []
     for number in range(args.rounds):
@@ -440,12 +477,19 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> str:
     if ours:
         command = f"python benchmarks/bench_agent.py --turns {args.turns} --deltas {args.deltas}"
         lines += [
-            f"`{command} --repeat {args.repeat}`",
+            f"`{command} --repeat {args.repeat} --typing {args.typing:g} --starts {args.starts}`",
             "",
             "| measure | pi-lsp | pi | pi-lsp / pi |",
             "|---|---:|---:|---:|",
         ]
         rows = [
+            (
+                f"fresh agent, first prompt {args.typing:g} s after start: first token, ms",
+                "first",
+                "first_token_ms",
+            ),
+            ("fresh agent, first prompt: CPU from the prompt to its end, ms", "first", "cpu_ms"),
+            ("fresh agent: CPU from process start to the first reply's end, s", "first", "cpu_total_s"),
             ("first streamed token, p50 ms (added)", "stream", "first_p50"),
             ("first streamed token, max ms", "stream", "first_max"),
             ("per delta, p50 ms (added)", "stream", "delta_p50"),
@@ -455,6 +499,7 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> str:
             ("RSS after the first tenth, MB", "run", "rss_tenth"),
             ("RSS at the end, MB", "run", "rss_end"),
             ("wall time of the run, s", "run", "wall_s"),
+            ("CPU from process start to the run's end, s", "run", "cpu_s_with_start"),
         ]
         for label, part, key in rows:
             a = ours.get(part, {}).get(key)
@@ -488,8 +533,8 @@ def _row(label: str, ours: float | None, theirs: float | None) -> str:
     return f"| {label} | {a} | {b} | {ratio} |"
 
 
-SMOKE = {"turns": 3, "deltas": 5, "repeat": 1, "prompts": 4, "file_kb": 2, "reply_chars": 150,
-         "reply_deltas": 6, "gap_ms": 0.0, "rounds": 1}  # fmt: skip
+SMOKE = {"turns": 3, "deltas": 5, "repeat": 1, "typing": 0.0, "starts": 1, "prompts": 4, "file_kb": 2,
+         "reply_chars": 150, "reply_deltas": 6, "gap_ms": 0.0, "rounds": 1}  # fmt: skip
 """``--smoke``: every scenario at tiny sizes, a few seconds (it checks that the benchmark works)."""
 
 
@@ -498,6 +543,13 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--typing",
+        type=float,
+        default=3.0,
+        help="seconds between a fresh agent's start and its first prompt (a user typing it)",
+    )
+    parser.add_argument("--starts", type=int, default=3, help="fresh agents for the first-prompt rows")
     parser.add_argument("--prompts", type=int, default=60, help="mix: prompts in the session")
     parser.add_argument("--file-kb", type=int, default=20, help="mix: size of the file every third reads")
     parser.add_argument("--reply-chars", type=int, default=1500, help="mix: characters per reply")

@@ -59,8 +59,10 @@ class Connection:
         notifications: dict[str, NotificationHandler],
         on_lost: Callable[[], None] = lambda: None,
         write_now: Callable[[bytes], bool] | None = None,
+        on_message: Callable[[], None] = lambda: None,
     ) -> None:
         self.requests = requests
+        self._on_message = on_message  # each line received (the server's warm-up waits for quiet)
         self.notifications = notifications
         self.outbox = BoundedOutbox(send, self._lost, name="ACP client", write_now=write_now)
         self._on_lost = on_lost
@@ -146,6 +148,7 @@ class Connection:
         """Act on one line: a request, a notification or an answer to one of ours."""
         if not line.strip():
             return
+        self._on_message()
         try:
             message = orjson.loads(line)
         except orjson.JSONDecodeError as error:

@@ -37,9 +37,14 @@ async def serve_streams(reader: asyncio.StreamReader, writer: Writer) -> None:
         await writer.drain()
 
     connection = Connection(
-        send, requests=agent.requests(), notifications=agent.notifications(), write_now=_write_now(writer)
+        send,
+        requests=agent.requests(),
+        notifications=agent.notifications(),
+        write_now=_write_now(writer),
+        on_message=service.warm_up.touch,
     )
     agent.connection = connection
+    service.warm_up.touch()  # the first prompt's modules load once the client goes quiet
     try:
         await connection.serve(reader)
         await connection.settle(SETTLE_SECONDS)  # the last requests before end of input are answered

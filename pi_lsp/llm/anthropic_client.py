@@ -385,6 +385,14 @@ def resolve_base_url(base_url: str | None) -> str | None:
     return base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
 
 
+def import_sdk() -> None:
+    """Load the SDK's modules, those its HTTP transport loads for the first client included: a
+    client is made and dropped (it has no key, sends nothing and opens no connection)."""
+    import anthropic
+
+    anthropic.AsyncAnthropic(api_key="", base_url="http://127.0.0.1:9", max_retries=0)
+
+
 def create_async_client(
     api_key: str,
     base_url: str | None = None,

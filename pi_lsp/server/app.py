@@ -94,6 +94,8 @@ def create_language_server(
     if client is None:
         client = Client()
         service.connect(client)
+    server.protocol.on_message = service.warm_up.touch
+    service.warm_up.touch()  # after start-up: the first prompt's modules load once the client goes quiet
     client.notify = server.protocol.notify  # the raw sink; services send through notifications.send
     client.request = lambda method, params: server.protocol.send_request_async(method, params)
     ctx = Context(service, client)

@@ -70,11 +70,13 @@ class PiProtocol(LanguageServerProtocol):
         self._pending_writes: set[asyncio.Future[Any]] = set()
         self._shutdown_ids: set[MsgId] = set()
         self._client_requests: set[MsgId] = set()  # ids of the client's requests not answered yet
+        self.on_message: Callable[[], None] = lambda: None  # each message received (the warm-up's clock)
 
     # ------------------------------------------------------------------ input
 
     def receive(self, body: bytes) -> None:
         """Handle one message body (the transport has already removed the headers)."""
+        self.on_message()
         try:
             data = _loads(body)
         except ValueError as error:

@@ -25,6 +25,7 @@ from pi_lsp.agent.documents import EditorDocuments
 from pi_lsp.service.host import SessionHost
 from pi_lsp.service.registry import Client, Registry
 from pi_lsp.service.sessions import SessionService
+from pi_lsp.service.warm_up import WarmUp, quiet_seconds
 from pi_lsp.service.watch import FileWatcher
 from pi_lsp.session.list_cache import SessionListCache
 from pi_lsp.session.list_cache_disk import DiskStore
@@ -95,6 +96,7 @@ class PiService:
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # after the lazy ones
     reattach_grace: float = 0.0  # seconds a run outlives its connection (shared servers)
     lazy: LazyServices = field(init=False)
+    warm_up: WarmUp = field(init=False)  # transports touch it per message (service/warm_up.py)
     _build_tasks: dict[int, asyncio.Future[Any]] = field(default_factory=dict)  # build_off_loop's
 
     def __post_init__(self) -> None:
@@ -107,6 +109,7 @@ class PiService:
             model_clients=Lazy(self._make_model_clients, lock),
             checkpoints=Lazy(self._make_checkpoints, lock),
         )
+        self.warm_up = WarmUp(self.warm, quiet_seconds())
 
     def _make_compaction(self) -> CompactionService:
         from pi_lsp.service.compaction import CompactionService
@@ -189,6 +192,15 @@ class PiService:
             building.add_done_callback(lambda _: self._build_tasks.pop(key, None))
         await asyncio.shield(building)
 
+    async def warm(self) -> None:
+        """Build, off the event loop, what a first prompt needs: the run service (the agent, its
+        tools, checkpoints) and the Anthropic SDK's modules (the client itself needs the key the
+        run resolves)."""
+        await self.build_off_loop(self.lazy.runs)
+        from pi_lsp.service.model_clients import import_sdk
+
+        await self.host.in_thread(import_sdk)
+
     @property
     def registry(self) -> Registry:
         return self.host.registry
@@ -212,6 +224,7 @@ class PiService:
     async def close(self) -> None:
         """Server exit: stop the services' background work (the runs first, then the model clients
         they borrowed), then the host's threads."""
+        await self.warm_up.aclose()
         lazy = self.lazy
         closing: tuple[Lazy[Any], ...] = (lazy.runs, lazy.compaction, lazy.prompt, lazy.model_clients)
         for each in closing:
