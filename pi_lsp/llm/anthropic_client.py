@@ -386,11 +386,15 @@ def resolve_base_url(base_url: str | None) -> str | None:
 
 
 def import_sdk() -> None:
-    """Load the SDK's modules, those its HTTP transport loads for the first client included: a
-    client is made and dropped (it has no key, sends nothing and opens no connection)."""
+    """Load the SDK's modules, those its HTTP stack loads for the first client and the first request
+    included: a client is made and dropped (it has no key, sends nothing and opens no connection),
+    and anyio runs once in this thread (its asyncio backend loads on a first request otherwise, on
+    the event loop)."""
     import anthropic
+    import anyio
 
     anthropic.AsyncAnthropic(api_key="", base_url="http://127.0.0.1:9", max_retries=0)
+    anyio.run(anyio.sleep, 0)
 
 
 def create_async_client(

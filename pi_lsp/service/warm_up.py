@@ -24,7 +24,7 @@ from typing import Final
 
 log = logging.getLogger(__name__)
 
-QUIET_SECONDS: Final = 1.0
+QUIET_SECONDS: Final = 0.5
 """How long no message may arrive before the warm-up starts: past the start-up's burst of requests
 (an editor's come within ~0.2 s), well within the time it takes to type a first prompt."""
 ENV: Final = "PI_LSP_WARM_UP"

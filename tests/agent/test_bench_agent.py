@@ -22,7 +22,8 @@ def test_the_agent_benchmark_runs_in_smoke_mode() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
     assert "| CPU per turn, ms (3 turns) |" in run.stdout
     assert "mix: 4 prompts, every third reads 2 KB" in run.stdout
-    first = next(line for line in run.stdout.splitlines() if "first prompt 0 s after start: first token" in line)
+    lines = run.stdout.splitlines()
+    first = next(line for line in lines if "first prompt 0 s after start: first token" in line)
     assert float(first.split("|")[2]) > 0  # a fresh server's first prompt was answered and timed
     mix_row = next(line for line in run.stdout.splitlines() if line.startswith("| 1 (") and "CPU, s" in line)
     cells = [cell.strip() for cell in mix_row.split("|")]

@@ -28,7 +28,7 @@ RECORDER = r"""
 import sys, threading
 
 log = sys.argv[1]
-WATCHED = ("anthropic", "pi_lsp.agent.runner", "pi_lsp.service.runs", "httpcore2")
+WATCHED = ("anthropic", "pi_lsp.agent.runner", "pi_lsp.service.runs", "httpcore2", "anyio._backends._asyncio")
 
 
 class Recorder:  # a meta path finder: find_spec is all sys.meta_path asks of one
@@ -201,19 +201,22 @@ async def test_closing_before_the_quiet_stops_it() -> None:
     assert calls == []
 
 
+DEFAULT = warm_up.QUIET_SECONDS
+
+
 @pytest.mark.parametrize(
     ("value", "quiet"),
     [
-        ("", 1.0),
+        ("", DEFAULT),
         ("0", None),
         ("off", None),
         ("No", None),
         ("2.5", 2.5),
-        ("soon", 1.0),
-        ("-1", 1.0),
-        ("nan", 1.0),
+        ("soon", DEFAULT),
+        ("-1", DEFAULT),
+        ("nan", DEFAULT),
     ],
 )
 def test_the_environment_sets_the_quiet(value: str, quiet: float | None) -> None:
     assert warm_up.quiet_seconds({warm_up.ENV: value}) == quiet
-    assert warm_up.quiet_seconds({}) == warm_up.QUIET_SECONDS
+    assert warm_up.quiet_seconds({}) == DEFAULT
