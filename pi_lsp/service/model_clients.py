@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pi_lsp.llm.anthropic_client import resolve_base_url
+from pi_lsp.llm.anthropic_client import mark_asyncio_thread, resolve_base_url
 from pi_lsp.service.closing import close_quietly
 from pi_lsp.service.settings import Settings
 
@@ -103,6 +103,7 @@ class ModelClients:
         if self._closed:
             raise RuntimeError("the server's model clients are closed")
         key = ClientKey(api_key, resolve_base_url(base_url), max_retries, float(timeout))
+        mark_asyncio_thread()  # runs stream on this thread: the SDK's reads then skip a task lookup
         kept = self._clients.get(key)
         if kept is None:
             if self._making is None:

@@ -142,3 +142,27 @@ async def test_server_exit_closes_the_real_sdk_client() -> None:
         assert not client.is_closed()
         await service.close()
         assert client.is_closed()
+
+
+async def test_a_borrow_marks_the_event_loops_thread_as_asyncio_for_sniffio() -> None:
+    """The SDK's HTTP stack asks sniffio which async library runs on every read of a stream; the
+    event loop's thread is marked (sniffio's ``thread_local.name``) so it answers without looking up
+    the current task, and no other thread is."""
+    import threading
+
+    import sniffio
+
+    sniffio.thread_local.name = None
+    clients = ModelClients(FakeSdk)
+    try:
+        await clients.borrow(KEY_A)
+        assert sniffio.thread_local.name == "asyncio"
+        assert sniffio.current_async_library() == "asyncio"
+        elsewhere: list[str | None] = []
+        worker = threading.Thread(target=lambda: elsewhere.append(sniffio.thread_local.name))
+        worker.start()
+        worker.join()
+        assert elsewhere == [None]
+    finally:
+        sniffio.thread_local.name = None
+        await clients.aclose()
