@@ -48,11 +48,12 @@ def send(client: Client, method: str, params: dict[str, Any], *, before_response
     if before_response:
         loop.call_soon(_deliver, client, method, params, context=contextvars.Context())
         return
-    task = asyncio.current_task()
-    if task is not None and _handling.get() is client and not task.done():
-        task.add_done_callback(lambda _task: _deliver(client, method, params))
-    else:
-        _deliver(client, method, params)
+    if _handling.get() is client:  # first: a run's stream (outside any request) skips the task lookup
+        task = asyncio.current_task()
+        if task is not None and not task.done():
+            task.add_done_callback(lambda _task: _deliver(client, method, params))
+            return
+    _deliver(client, method, params)
 
 
 def after_response(fn: Callable[[], None]) -> None:
