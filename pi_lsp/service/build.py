@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+BUILD_WAIT_AT_CLOSE = 10.0
+"""Seconds server exit waits for a service build under way (a build takes ~2 s of imports)."""
+
 
 class Lazy(Generic[T]):
     """A service built on first use, once, from any thread (``pi/buildContext`` asks the
@@ -223,8 +226,11 @@ class PiService:
 
     async def close(self) -> None:
         """Server exit: stop the services' background work (the runs first, then the model clients
-        they borrowed), then the host's threads."""
+        they borrowed), then the host's threads. A build still under way (the warm-up's, a first
+        prompt's) is waited for, briefly, so that what it built is closed too."""
         await self.warm_up.aclose()
+        if building := list(self._build_tasks.values()):
+            await asyncio.wait(building, timeout=BUILD_WAIT_AT_CLOSE)
         lazy = self.lazy
         closing: tuple[Lazy[Any], ...] = (lazy.runs, lazy.compaction, lazy.prompt, lazy.model_clients)
         for each in closing:

@@ -220,3 +220,33 @@ DEFAULT = warm_up.QUIET_SECONDS
 def test_the_environment_sets_the_quiet(value: str, quiet: float | None) -> None:
     assert warm_up.quiet_seconds({warm_up.ENV: value}) == quiet
     assert warm_up.quiet_seconds({}) == DEFAULT
+
+
+async def test_a_close_during_the_warm_ups_build_waits_for_it_and_closes_what_it_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    from pi_lsp.service.runs import RunService
+
+    release = threading.Event()
+    closed: list[RunService] = []
+    real_make_runs, real_aclose = PiService._make_runs, RunService.aclose
+
+    def held_make_runs(self: PiService) -> Any:
+        release.wait(10)
+        return real_make_runs(self)
+
+    async def recorded_aclose(self: RunService) -> None:
+        closed.append(self)
+        await real_aclose(self)
+
+    monkeypatch.setattr(PiService, "_make_runs", held_make_runs)
+    monkeypatch.setattr(RunService, "aclose", recorded_aclose)
+    service = build_service()
+    service.warm_up = warm_up.WarmUp(service.warm, 0.0)
+    service.warm_up.touch()
+    await asyncio.sleep(0.1)  # the warm-up's build is under way, held
+    threading.Timer(0.3, release.set).start()
+    await asyncio.wait_for(service.close(), 60)
+    built = service.lazy.runs.built
+    assert built is not None and closed == [built]  # built during the close, and closed by it
