@@ -388,13 +388,17 @@ def resolve_base_url(base_url: str | None) -> str | None:
 def import_sdk() -> None:
     """Load the SDK's modules, those its HTTP stack loads for the first client and the first request
     included: a client is made and dropped (it has no key, sends nothing and opens no connection),
-    and anyio runs once in this thread (its asyncio backend loads on a first request otherwise, on
-    the event loop)."""
+    and anyio's asyncio backend is imported by the name anyio itself imports it by on a first
+    request (on the event loop otherwise). No event loop is run here: this is a session worker."""
+    import importlib
+
     import anthropic
-    import anyio
 
     anthropic.AsyncAnthropic(api_key="", base_url="http://127.0.0.1:9", max_retries=0)
-    anyio.run(anyio.sleep, 0)
+    try:
+        importlib.import_module("anyio._backends._asyncio")
+    except ImportError:  # another anyio layout: the first request imports what it needs
+        log.debug("anyio's asyncio backend is not where it was; the first request loads it")
 
 
 def mark_asyncio_thread() -> None:
