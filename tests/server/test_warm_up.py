@@ -207,19 +207,20 @@ DEFAULT = warm_up.QUIET_SECONDS
 @pytest.mark.parametrize(
     ("value", "quiet"),
     [
-        ("", DEFAULT),
+        ("", None),
         ("0", None),
         ("off", None),
         ("No", None),
+        ("on", DEFAULT),
         ("2.5", 2.5),
-        ("soon", DEFAULT),
-        ("-1", DEFAULT),
-        ("nan", DEFAULT),
+        ("soon", None),
+        ("-1", None),
+        ("nan", None),
     ],
 )
 def test_the_environment_sets_the_quiet(value: str, quiet: float | None) -> None:
     assert warm_up.quiet_seconds({warm_up.ENV: value}) == quiet
-    assert warm_up.quiet_seconds({}) == DEFAULT
+    assert warm_up.quiet_seconds({}) is None  # off unless asked for
 
 
 async def test_a_close_during_the_warm_ups_build_waits_for_it_and_closes_what_it_built(
