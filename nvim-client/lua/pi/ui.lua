@@ -88,10 +88,10 @@ end
 
 -- Requests here never name a session: they go to the server's active one and so never change it
 -- (a background refresh must not steal the active session from the user's next request).
-local function fetch_entries(session_id, leaf_id, callback)
+local function fetch_entries(leaf_id, callback)
   local all, offset, limit = {}, 0, 10000
   local function page()
-    pi().get_entries({ session = session_id, offset = offset, limit = limit }, function(err, result)
+    pi().get_entries({ offset = offset, limit = limit }, function(err, result)
       if err then
         return callback(err)
       end
@@ -110,9 +110,7 @@ end
 
 --- Fetch the tree of the active session: `pi/getTree` with `format: "flat"` when the server
 --- offers it (nested otherwise), or built from `pi/getEntries` when a nested answer could be too
---- deep for Neovim's JSON decoder. callback(err, {leafId, roots}). The requests after the first
---- name the session it answered for: another request meanwhile (the statusline's, a chat's) may
---- make another session the active one.
+--- deep for Neovim's JSON decoder. callback(err, {leafId, roots}).
 function M.fetch_tree(callback)
   pi().get_session_state({}, function(err, state)
     if err then
@@ -124,10 +122,9 @@ function M.fetch_tree(callback)
     end
     if M.flat_tree ~= true and (state.entryCount or 0) > M.nested_tree_limit then
       M.last_tree_source = "entries"
-      return fetch_entries(state.sessionId, state.leafId, callback)
+      return fetch_entries(state.leafId, callback)
     end
-    local params = M.flat_tree == false and { session = state.sessionId }
-      or { session = state.sessionId, format = "flat" }
+    local params = M.flat_tree == false and {} or { format = "flat" }
     pi().get_tree(params, function(err2, result)
       if err2 then
         return callback(err2)
