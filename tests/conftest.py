@@ -4,7 +4,6 @@ message the tests receive from a server (``tests/shape_check.py``)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -14,10 +13,6 @@ from tests.lanes import mark_lanes
 from tests.oracle import REQUIRE_ENV, SKIP_PREFIX, PiOracle, oracle_required, require_oracle
 
 shape_check.install()
-
-# The servers the tests start do not warm up for a first prompt when quiet (service/warm_up.py):
-# hundreds of them would each spend a second of CPU on it. tests/server/test_warm_up.py turns it on.
-os.environ.setdefault("PI_LSP_WARM_UP", "off")
 
 
 @pytest.fixture(scope="session")

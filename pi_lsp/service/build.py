@@ -200,7 +200,7 @@ class PiService:
         tools, checkpoints) and the Anthropic SDK's modules (the client itself needs the key the
         run resolves)."""
         await self.build_off_loop(self.lazy.runs)
-        from pi_lsp.service.model_clients import import_sdk
+        from pi_lsp.llm.anthropic_client import import_sdk
 
         await self.host.in_thread(import_sdk)
 

@@ -55,14 +55,6 @@ def create_sdk_client(key: ClientKey) -> Any:
     return create_async_client(key.api_key, key.base_url, max_retries=key.max_retries, timeout=key.timeout)
 
 
-def import_sdk() -> None:
-    """Import the SDK (~1.3 s of CPU: hundreds of pydantic models) without making a client: the
-    server's warm-up does it in a worker before the first prompt needs it."""
-    from pi_lsp.llm.anthropic_client import import_sdk as load
-
-    load()
-
-
 @dataclass(eq=False)
 class _Kept:
     client: Any

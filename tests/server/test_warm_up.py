@@ -3,8 +3,8 @@
 imports; while messages keep coming it waits; a prompt that comes during it shares its build.
 
 The real servers here (``pi-lsp --stdio`` and ``pi-lsp acp``) run under an import recorder that
-writes down which watched modules were imported, in which thread, and nothing else. The test suite
-turns the warm-up off for every other server (``tests/conftest.py``)."""
+writes down which watched modules were imported, in which thread, and nothing else. The warm-up is
+off by default, so every other server of the suite runs without it; these turn it on."""
 
 from __future__ import annotations
 
