@@ -26,7 +26,7 @@ from pi_lsp.server.params import Params
 from pi_lsp.server.protocol import PiProtocol
 from pi_lsp.service.build import PiService
 from pi_lsp.service.notifications import handling
-from pi_lsp.service.registry import Client
+from pi_lsp.service.registry import Client, request_arrived
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,7 @@ def ready_converter(initialize: Any = None) -> Any:
 def _bind(ctx: Context, handler: Handler) -> Any:
     async def handle(params: Any) -> Any:
         handling(ctx.client)  # its notifications wait for the response (service/notifications.py)
+        request_arrived()  # which session is active follows arrival order (service/registry.py)
         return await handler(ctx, Params(params))
 
     return handle

@@ -32,6 +32,7 @@ from pi_lsp.server.params import Params
 from pi_lsp.server.replies import encode, error_payload, outcome_payload
 from pi_lsp.service.errors import INTERNAL_ERROR
 from pi_lsp.service.notifications import handling
+from pi_lsp.service.registry import request_arrived
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,7 @@ class EarlyPhase:
 
         async def call() -> Any:
             handling(ctx.client)  # its notifications wait for the response, as under pygls
+            request_arrived()
             return await handler(ctx, Params(params))
 
         task = asyncio.get_running_loop().create_task(call())

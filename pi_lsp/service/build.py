@@ -46,11 +46,15 @@ BUILD_WAIT_AT_CLOSE = 10.0
 
 class Lazy(Generic[T]):
     """A service built on first use, once, from any thread (``pi/buildContext`` asks the
-    compaction service in a worker); ``make`` imports its module."""
+    compaction service in a worker); ``make`` imports its module.
 
-    def __init__(self, make: Callable[[], T], lock: threading.RLock) -> None:
+    Each has its own lock. Building the runs builds the services they are given, so a build may
+    take the locks of those it uses, never the other way round: no cycle, and a request that needs
+    the compaction service waits for that build only, not for a warm-up's whole build of the runs."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
         self._make = make
-        self._lock = lock  # one for all: building the runs builds the services they are given
+        self._lock = threading.Lock()
         self._value: T | None = None
 
     def get(self) -> T:
@@ -103,14 +107,13 @@ class PiService:
     _build_tasks: dict[int, asyncio.Future[Any]] = field(default_factory=dict)  # build_off_loop's
 
     def __post_init__(self) -> None:
-        lock = threading.RLock()
         self.lazy = LazyServices(
-            compaction=Lazy(self._make_compaction, lock),
-            branch_summary=Lazy(self._make_branch_summary, lock),
-            prompt=Lazy(self._make_prompt, lock),
-            runs=Lazy(self._make_runs, lock),
-            model_clients=Lazy(self._make_model_clients, lock),
-            checkpoints=Lazy(self._make_checkpoints, lock),
+            compaction=Lazy(self._make_compaction),
+            branch_summary=Lazy(self._make_branch_summary),
+            prompt=Lazy(self._make_prompt),
+            runs=Lazy(self._make_runs),
+            model_clients=Lazy(self._make_model_clients),
+            checkpoints=Lazy(self._make_checkpoints),
         )
         self.warm_up = WarmUp(self.warm, quiet_seconds())
 
@@ -198,7 +201,9 @@ class PiService:
     async def warm(self) -> None:
         """Build, off the event loop, what a first prompt needs: the run service (the agent, its
         tools, checkpoints) and the Anthropic SDK's modules (the client itself needs the key the
-        run resolves)."""
+        run resolves). The modules are imported first, holding no service's lock, so the build
+        itself holds them for moments only."""
+        await self.host.in_thread(_import_run_modules)
         await self.build_off_loop(self.lazy.runs)
         from pi_lsp.llm.anthropic_client import import_sdk
 
@@ -239,6 +244,15 @@ class PiService:
         for close in self.closers:
             await close()
         await self.host.close()
+
+
+def _import_run_modules() -> None:
+    """The modules the run service's build imports (seconds of CPU), without building anything."""
+    import pi_lsp.service.checkpoints
+    import pi_lsp.service.compaction
+    import pi_lsp.service.model_clients
+    import pi_lsp.service.prompt
+    import pi_lsp.service.runs  # noqa: F401
 
 
 def build_service(*, workers: int = 4, watch_interval: float = 0.3, reattach_grace: float = 0.0) -> PiService:

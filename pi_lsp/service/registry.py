@@ -4,12 +4,18 @@ Sessions are shared by every client of this server process (one per editor over 
 over TCP/WebSocket) and addressed by their session id; a file that is already open is never
 opened twice. Each client has its own *active* session: the one it most recently created, opened
 or addressed. All of this state is touched only on the event loop thread.
+
+"Most recently" is in the order the requests arrived (:func:`request_arrived`), not the order
+their handlers reach the registry: a request that first waits for something (the first
+``pi/getSessionStats`` loads the run service) must not make its session active again after a
+request that came later chose another.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 import os
 from collections.abc import Awaitable, Callable, Iterator
@@ -24,6 +30,14 @@ from pi_lsp.session import SessionManager
 Notify = Callable[[str, dict[str, Any]], None]
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
 _client_ids = itertools.count(1)
+_arrivals = itertools.count(1)
+_arrival: contextvars.ContextVar[int | None] = contextvars.ContextVar("pi_lsp_arrival", default=None)
+
+
+def request_arrived() -> None:
+    """Number the request the current task handles; called by the server as the first step of each
+    request's task (tasks take their first step in the order they were made: the arrival order)."""
+    _arrival.set(next(_arrivals))
 
 
 def _no_notify(method: str, params: dict[str, Any]) -> None:
@@ -41,6 +55,7 @@ class Client:
     #: boundary of the approval policy. Empty (an editor with a single file): everything is outside.
     workspace_folders: list[str] = field(default_factory=list)
     active: str | None = None
+    active_since: int = 0  # the arrival number of the request that made ``active`` so (0: none)
     open: set[str] = field(default_factory=set)
     id: int = field(default_factory=lambda: next(_client_ids))
     request: Request | None = None  # a server → client request (pi/requestApproval); None: cannot
@@ -138,9 +153,14 @@ class Registry:
         return [client for client in self.clients if session_id in client.open]
 
     def attach(self, client: Client, session: OpenSession) -> None:
-        """The client now holds the session and it becomes the client's active one."""
+        """The client now holds the session and it becomes the client's active one, unless a
+        request that arrived later already made another session active."""
         client.open.add(session.id)
-        client.active = session.id
+        arrival = _arrival.get()
+        if arrival is None:  # not a client's request (a run, the CLI): as of now
+            client.active = session.id
+        elif arrival >= client.active_since:
+            client.active, client.active_since = session.id, arrival
 
     def resolve(self, client: Client, session_id: str | None) -> OpenSession:
         """The addressed session (which becomes active) or the client's active one."""

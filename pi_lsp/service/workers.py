@@ -84,8 +84,12 @@ class WorkerPool(Executor):
     # ------------------------------------------------------------------ threads
 
     def _wake(self) -> None:
-        """Hand the next job to an idle thread or a new one (called holding the condition)."""
-        if self._idle > 0:
+        """Hand the next job to an idle thread or a new one (called holding the condition).
+
+        ``_idle`` still counts a thread woken for an earlier job until it runs: with fewer idle
+        threads than queued jobs a new thread starts (while the limit allows), else a second job
+        submitted before the woken thread ran would wait behind the first job's whole run."""
+        if self._idle >= len(self._jobs):
             self._cond.notify()
         elif self._counted < self._limit and len(self._threads) < MAX_THREADS:
             self._counted += 1
@@ -93,6 +97,8 @@ class WorkerPool(Executor):
             thread = threading.Thread(target=self._work, name=name, daemon=True)
             self._threads.add(thread)
             thread.start()
+        elif self._idle > 0:
+            self._cond.notify()
 
     def _work(self) -> None:
         me = threading.current_thread()

@@ -57,7 +57,11 @@ async def explored_branch(client: object) -> Branch:
     await append(client, {"type": "message", "message": {"role": "toolResult", "toolCallId": "call_1",
                           "toolName": "edit", "content": [{"type": "text", "text": "TOOL OUTPUT"}],
                           "isError": False}})  # fmt: skip
-    await append(client, assistant_entry("The parser now uses combinators.", 500))
+    a2 = await append(client, assistant_entry("The parser now uses combinators.", 500))
+    # its pi/sessionChanged follows the answer: wait for it, so tests counting changes from here
+    # do not count it as theirs (it came late when the machine was busy)
+    changes = lambda: events(client, "pi/sessionChanged")  # noqa: E731
+    await wait_until(lambda: any(a2 in (change.get("appendedIds") or []) for change in changes()))
     return Branch(Path(state["file"]), u1, a1, u2)
 
 

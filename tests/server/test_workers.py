@@ -45,3 +45,21 @@ def test_jobs_run_in_order_and_report_errors() -> None:
     with pytest.raises(ZeroDivisionError):
         failing.result(timeout=5)
     pool.shutdown()
+
+
+def test_work_submitted_together_gets_a_thread_each_while_slots_are_free() -> None:
+    """Two jobs submitted before the one idle thread woke: the second must not wait behind the
+    first (a long build, e.g. the warm-up's) while the pool may still start threads."""
+    pool = WorkerPool(4, "test-pool")
+    assert pool.submit(lambda: None).result(timeout=5) is None  # one thread, now idle
+    time.sleep(0.1)
+    release = threading.Event()
+    with pool._cond:  # both land before the idle thread can take the first
+        long = pool.submit(release.wait)
+        short = pool.submit(lambda: "ran")
+    try:
+        assert short.result(timeout=5) == "ran"
+    finally:
+        release.set()
+        assert long.result(timeout=5) is True
+        pool.shutdown()
