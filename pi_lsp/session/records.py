@@ -16,6 +16,7 @@ import orjson
 
 from pi_lsp.gcpause import gc_paused
 from pi_lsp.jscompat import js_trim
+from pi_lsp.session.json_check import each_one_value
 from pi_lsp.session.jsonl import dumps_compact, dumps_kept, loads_line
 
 PREVIEW_CHARS = 120
@@ -164,15 +165,10 @@ def mark_checked(records: Iterable[EntryRecord]) -> None:
 
 
 def _verify_batch(batch: list[EntryRecord], slices: list[bytes]) -> None:
-    if len(batch) > 1:
-        try:
-            orjson.loads(b"[" + b",".join(slices) + b"]")
-        except orjson.JSONDecodeError:
-            pass
-        else:
-            for record in batch:
-                record._checked = True
-            return
+    if len(batch) > 1 and each_one_value(slices):
+        for record in batch:
+            record._checked = True
+        return
     for record in batch:
         record.verify()
 

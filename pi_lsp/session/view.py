@@ -22,6 +22,7 @@ from pi_lsp.session.context import (
     entry_to_message,
     select_context,
 )
+from pi_lsp.session.json_check import each_one_value, utf8_parts
 from pi_lsp.session.jsonl import dumps_compact
 from pi_lsp.session.records import EntryRecord, mark_checked, verify_records
 
@@ -48,27 +49,6 @@ def _item_json(item: ContextItem) -> bytes | None:
             data = orjson.dumps(message)
         return data
     return dumps_compact(item)
-
-
-_CHECK_BYTES = 1 << 20
-
-
-def _all_json(parts: list[bytes]) -> bool:
-    """Whether each part is one JSON value in valid UTF-8, by parsing them about a megabyte at a
-    time as an array: an array of exactly as many values as parts cannot hide a part that is not
-    one value (a line cut short and closed by the next, keys after a message fail the parse)."""
-    start = size = 0
-    for end, part in enumerate(parts, start=1):
-        size += len(part)
-        if size >= _CHECK_BYTES or end == len(parts):
-            try:
-                values = orjson.loads(b"".join((b"[", b",".join(parts[start:end]), b"]")))
-            except orjson.JSONDecodeError:
-                return False
-            if len(values) != end - start:
-                return False
-            start, size = end, 0
-    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,20 +104,16 @@ class ContextView:
                 if data is not None:
                     append(data)
         if unchecked:
-            if not _all_json(parts):
+            if not each_one_value(parts):
                 return None
             mark_checked(unchecked)
+        elif not utf8_parts(parts):
+            return None  # a line that is not UTF-8 is re-encoded the way pi reads it
         if not parts:
             return b"[]"
         parts[0] = b"[" + parts[0]  # the brackets on the end parts: the answer is copied once
         parts[-1] += b"]"
-        array = b",".join(parts)
-        if not unchecked and not array.isascii():
-            try:
-                array.decode()
-            except UnicodeDecodeError:
-                return None  # a line that is not UTF-8 is re-encoded the way pi reads it
-        return array
+        return b",".join(parts)
 
     def to_context(self) -> SessionContext:
         return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}

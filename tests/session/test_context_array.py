@@ -30,6 +30,7 @@ MESSAGES = {
     "not utf-8": b'{"role":"user","content":"caf\xe9"}',
     "lone surrogate": b'{"role":"user","content":"\\ud800"}',
     "escaped quote": b'{"role":"user","content":"say \\"hi\\""}',
+    "beyond a double": b'{"role":"user","content":"big","timestamp":1e400}',
 }
 KINDS = [*MESSAGES, "keys after", "other order", "compaction", "custom"]
 
