@@ -14,28 +14,37 @@ checks fall back to accepts anyway: a line is sent as stored either way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import msgspec
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
 
 CHUNK_BYTES = 1 << 20
 """About how much is checked at a time: bounded memory, one call per megabyte."""
 
-_VALUES = msgspec.json.Decoder(list[msgspec.Raw])
+
+@functools.cache
+def values_reader() -> tuple[Callable[[bytes], list[Any]], type[Exception]]:
+    """msgspec's decoder into raw values, and its error. msgspec is loaded here, not at start-up
+    (~15 ms of imports the first session requests do not need): by the stdio takeover's import
+    thread, or else by the first check."""
+    import msgspec
+
+    return msgspec.json.Decoder(list[msgspec.Raw]).decode, msgspec.DecodeError
 
 
 def each_one_value(parts: Sequence[bytes]) -> bool:
     """Whether every part is exactly one JSON value in valid UTF-8, checked as arrays of about
     :data:`CHUNK_BYTES`: an array of exactly as many values as parts cannot hide a part that is
     not one value (a line cut short and closed by the next, or two values in one part)."""
+    read, error = values_reader()
     start = size = 0
     for end, part in enumerate(parts, start=1):
         size += len(part)
         if size >= CHUNK_BYTES or end == len(parts):
             chunk = b"".join((b"[", b",".join(parts[start:end]), b"]"))
             try:
-                values = _VALUES.decode(chunk)
-            except (msgspec.DecodeError, RecursionError):  # nested too deep: the per-line reader's
+                values = read(chunk)
+            except (error, RecursionError):  # nested too deep: the per-line reader's
                 return False
             if len(values) != end - start or not utf8(chunk):
                 return False
