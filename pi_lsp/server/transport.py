@@ -52,8 +52,9 @@ def prepare_takeover(initialize: Any) -> Any:
     """What pygls' takeover of a stdio connection costs, done in the import thread so that the
     event loop goes on answering meanwhile (it was ~0.2 s of the loop at takeover): the imports
     (pygls, lsprotocol, and the prompt service's modules, ~80 ms: its features are registered at
-    takeover; msgspec, for the check of what a first context or page sends) and the connection's converter, made ready for ``initialize`` (the message itself,
-    replayed into pygls next; :func:`pi_lsp.server.app.ready_converter`). Returns the converter."""
+    takeover; msgspec, for the check of what a first context or page sends) and the connection's
+    converter, made ready for ``initialize`` (the message itself, replayed into pygls next;
+    :func:`pi_lsp.server.app.ready_converter`). Returns the converter."""
     import pi_lsp.service.prompt  # noqa: F401
     from pi_lsp.server.app import ready_converter
     from pi_lsp.session.json_check import values_reader

@@ -15,7 +15,7 @@ checks fall back to accepts anyway: a line is sent as stored either way.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 CHUNK_BYTES = 1 << 20
@@ -37,18 +37,14 @@ def each_one_value(parts: Sequence[bytes]) -> bool:
     :data:`CHUNK_BYTES`: an array of exactly as many values as parts cannot hide a part that is
     not one value (a line cut short and closed by the next, or two values in one part)."""
     read, error = values_reader()
-    start = size = 0
-    for end, part in enumerate(parts, start=1):
-        size += len(part)
-        if size >= CHUNK_BYTES or end == len(parts):
-            chunk = b"".join((b"[", b",".join(parts[start:end]), b"]"))
-            try:
-                values = read(chunk)
-            except (error, RecursionError):  # nested too deep: the per-line reader's
-                return False
-            if len(values) != end - start or not utf8(chunk):
-                return False
-            start, size = end, 0
+    for start, end in _runs(parts):
+        chunk = b"".join((b"[", b",".join(parts[start:end]), b"]"))
+        try:
+            values = read(chunk)
+        except (error, RecursionError):  # nested too deep: the per-line reader's
+            return False
+        if len(values) != end - start or not utf8(chunk):
+            return False
     return True
 
 
@@ -66,11 +62,14 @@ def utf8(data: bytes) -> bool:
 def utf8_parts(parts: Sequence[bytes]) -> bool:
     """:func:`utf8` of every part, joined about :data:`CHUNK_BYTES` at a time (no split inside a
     part, so none inside a character; no string of the whole)."""
+    return all(utf8(b"".join(parts[start:end])) for start, end in _runs(parts))
+
+
+def _runs(parts: Sequence[bytes]) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of consecutive parts of about :data:`CHUNK_BYTES` together, in order."""
     start = size = 0
     for end, part in enumerate(parts, start=1):
         size += len(part)
         if size >= CHUNK_BYTES or end == len(parts):
-            if not utf8(b"".join(parts[start:end])):
-                return False
+            yield start, end
             start, size = end, 0
-    return True
