@@ -7,7 +7,7 @@
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { changeSides, lastRunChanges, sessionChanges, type ChangedFile, type ChangeSet } from "./changesModel";
+import { changeSides, lastRunChanges, sameChangeSets, sessionChanges, type ChangedFile, type ChangeSet } from "./changesModel";
 import { Coalesced } from "./coalesced";
 import { currentText, DiffDocuments } from "./diffView";
 import type { Requester } from "../shared/messageActions";
@@ -33,6 +33,7 @@ export class ChangesViewProvider implements vscode.TreeDataProvider<ChangeRow>, 
   readonly onDidChangeTreeData = this.changed.event;
   private view: vscode.TreeView<ChangeRow> | undefined;
   private stale = true;
+  private shownCwd: string | undefined = undefined; // the rows' paths are relative to it
   private readonly refetch: Coalesced;
 
   constructor(private readonly deps: ChangesDeps) {
@@ -75,7 +76,11 @@ export class ChangesViewProvider implements vscode.TreeDataProvider<ChangeRow>, 
 
   async refresh(): Promise<void> {
     this.stale = false;
-    this.sets = this.deps.cwd() === undefined ? [] : await Promise.all([lastRunChanges(this.deps.request), sessionChanges(this.deps.request)]);
+    const cwd = this.deps.cwd();
+    const sets = cwd === undefined ? [] : await Promise.all([lastRunChanges(this.deps.request), sessionChanges(this.deps.request)]);
+    if (cwd === this.shownCwd && sameChangeSets(sets, this.sets)) return; // nothing to redraw
+    this.sets = sets;
+    this.shownCwd = cwd;
     this.changed.fire(undefined);
   }
 
