@@ -226,7 +226,8 @@ gate, log = sys.argv[1], sys.argv[2]
 WATCHED = (
     "anthropic", "lsprotocol", "pygls", "pi_lsp.service.runs", "pi_lsp.agent.tools", "pi_lsp.llm.stream",
     "regex", "pi_lsp.llm.summarizer", "pi_lsp.agent.runner", "pi_lsp.checkpoints",
-    "argparse", "tempfile", "secrets", "decimal", "pi_lsp.session.deep_json",
+    "argparse", "tempfile", "secrets", "decimal", "pi_lsp.session.deep_json", "pi_lsp.service.compaction",
+    "tiktoken",
 )
 
 

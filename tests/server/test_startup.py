@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from pi_lsp.client.rpc_client import RpcClient, RpcError, decode_response
-from tests.server.support import FIXTURE, GATED, server_env
+from tests.server.support import FIXTURE, GATED, server_env, wait_until
 
 
 def _imported(log: Path) -> list[str]:
@@ -61,6 +61,8 @@ async def test_first_session_requests_are_answered_before_pygls_loads(tmp_path: 
         assert hover is None
         state = await client.request("pi/getSessionState", {}, timeout=60)
         assert state["sessionId"] == opened["sessionId"]
+        # once pygls has the connection, what the first usage figure needs loads without a request
+        await wait_until(lambda: {"pi_lsp.service.compaction", "tiktoken"} <= set(_imported(log)), 30)
     finally:
         gate.touch()
         code = await client.close(timeout=60)
