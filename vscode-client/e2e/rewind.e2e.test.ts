@@ -154,13 +154,20 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
       );
       await reply.click({ button: "right" });
       // A menu ignores a click that comes right after it opened: pick the item until the preview shows.
+      // A redraw of the tree (the run's last notifications) can close the menu or fold the branch
+      // meanwhile, as it would under a user's pointer: then open it again, as a user would.
       const item = wb.page.locator(".context-view").getByRole("menuitem", { name: "Rewind Code to Here" });
       await eventually(
         "the rewind preview after choosing Rewind Code to Here",
         async () => {
+          if (await wb.dialog.isVisible()) return true;
           if (await item.isVisible()) {
             await item.hover();
             await wb.page.keyboard.press("Enter");
+          } else if (await reply.isVisible()) {
+            await reply.click({ button: "right" });
+          } else if ((await branchA.getAttribute("aria-expanded")) === "false") {
+            await branchA.click();
           }
           return wb.dialog.isVisible();
         },

@@ -17,6 +17,8 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
   private stale = false;
   /** Show the entries pi's tree hides by default (the view's filter toggle). */
   private showAll = false;
+  /** What the view shows: the fetched tree and the filter, as JSON (see refresh). */
+  private shown: string | undefined = undefined;
   private readonly refetch: Coalesced;
 
   constructor(
@@ -55,6 +57,11 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
   async refresh(): Promise<void> {
     this.stale = false;
     const tree = await this.fetchTree();
+    // The same tree again (a change elsewhere, a second notification) is not redrawn: a redraw
+    // folds rows the user opened and drops the rows' commands and menus under the pointer.
+    const shown = JSON.stringify([tree ?? null, this.showAll]);
+    if (shown === this.shown) return;
+    this.shown = shown;
     this.model = tree === undefined ? undefined : new SessionTreeModel(tree, this.request, this.showAll);
     this.changed.fire(undefined);
   }
