@@ -67,8 +67,9 @@ def prepare_takeover(initialize: Any) -> Any:
 def preload_usage(tokenizer: str) -> None:
     """What the first context usage figure loads, loaded once pygls has the connection, in a thread
     (an editor shows usage with its first session: the gauge, the statusline): the compaction
-    service's modules (~36 ms) and the tokenizer's tables (tiktoken's: ~77 ms, ~45 MB). A first
-    ``pi/buildContext`` or ``pi/getSessionStats`` paid them itself."""
+    service's modules (15–36 ms), which a first ``pi/buildContext`` or ``pi/getSessionStats`` paid
+    itself, and the tokenizer's tables (tiktoken's: ~77 ms, ~45 MB; the workspace's system prompt
+    usually loaded them already, and the process shares one)."""
     import pi_lsp.service.compaction  # noqa: F401
     from pi_lsp.compaction.tokenizers import shared_tokenizer
 
