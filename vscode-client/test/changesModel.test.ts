@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { changeSides, lastRunChanges, sameChangeSets, sessionChanges, type ChangeSet } from "../src/host/changesModel";
+import { changeSides, lastRunChanges, sessionChanges } from "../src/host/changesModel";
 import { CheckpointMarks, describePreview, OVERWRITE_CHOICE, type PlannedFile } from "../src/shared/rewindModel";
 import { needsServer, say, startServer } from "./realServer";
 
@@ -48,14 +48,4 @@ test("a run's changes, their diff sides, and a rewind preview with a conflict", 
   } finally {
     server.close();
   }
-});
-
-test("a refresh that found the same groups is not a change (the view keeps its rows and their commands)", () => {
-  const run: ChangeSet = { scope: "run", fromId: "c1", toId: "c2", files: [{ path: "a.txt", change: "modified" }] };
-  const session: ChangeSet = { scope: "session", fromId: "c0", toId: "c2", files: [{ path: "a.txt", change: "modified" }] };
-  assert.equal(sameChangeSets([run, session], [structuredClone(run), structuredClone(session)]), true);
-  assert.equal(sameChangeSets([run, session], [run, { ...session, toId: "c3" }]), false);
-  assert.equal(sameChangeSets([run, session], [{ ...run, files: [{ path: "a.txt", change: "deleted" }] }, session]), false);
-  assert.equal(sameChangeSets([run, session], [run, { ...session, files: [] }]), false);
-  assert.equal(sameChangeSets([], [run, session]), false);
 });

@@ -41,15 +41,6 @@ export async function sessionChanges(request: Requester): Promise<ChangeSet> {
   return { scope: "session", ...result };
 }
 
-/**
- * Whether two fetches found the same groups (a refresh that changes nothing must not redraw the
- * view: VS Code then drops the rows' commands, and a click landing meanwhile fails with
- * "command not found").
- */
-export function sameChangeSets(a: readonly ChangeSet[], b: readonly ChangeSet[]): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 export interface ChangeSides {
   before: string;
   after: string;

@@ -7,8 +7,9 @@
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { changeSides, lastRunChanges, sameChangeSets, sessionChanges, type ChangedFile, type ChangeSet } from "./changesModel";
+import { changeSides, lastRunChanges, sessionChanges, type ChangedFile, type ChangeSet } from "./changesModel";
 import { Coalesced } from "./coalesced";
+import { SameAsShown } from "./sameAsShown";
 import { currentText, DiffDocuments } from "./diffView";
 import type { Requester } from "../shared/messageActions";
 import { restoredSummary, type RestoreResult } from "../shared/rewindModel";
@@ -33,7 +34,8 @@ export class ChangesViewProvider implements vscode.TreeDataProvider<ChangeRow>, 
   readonly onDidChangeTreeData = this.changed.event;
   private view: vscode.TreeView<ChangeRow> | undefined;
   private stale = true;
-  private shownCwd: string | undefined = undefined; // the rows' paths are relative to it
+  /** The groups shown and the folder their paths are relative to (see refresh). */
+  private readonly shown = new SameAsShown([null, []]);
   private readonly refetch: Coalesced;
 
   constructor(private readonly deps: ChangesDeps) {
@@ -78,9 +80,8 @@ export class ChangesViewProvider implements vscode.TreeDataProvider<ChangeRow>, 
     this.stale = false;
     const cwd = this.deps.cwd();
     const sets = cwd === undefined ? [] : await Promise.all([lastRunChanges(this.deps.request), sessionChanges(this.deps.request)]);
-    if (cwd === this.shownCwd && sameChangeSets(sets, this.sets)) return; // nothing to redraw
+    if (!this.shown.changes([cwd ?? null, sets])) return; // nothing to redraw
     this.sets = sets;
-    this.shownCwd = cwd;
     this.changed.fire(undefined);
   }
 

@@ -6,6 +6,7 @@
  */
 import * as vscode from "vscode";
 import { Coalesced } from "./coalesced";
+import { SameAsShown } from "./sameAsShown";
 import { segmentName } from "./treeFilter";
 import { describeEntry, FoldedTree, Requester, SessionTreeModel, TreeRow } from "./treeModel";
 
@@ -17,8 +18,8 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
   private stale = false;
   /** Show the entries pi's tree hides by default (the view's filter toggle). */
   private showAll = false;
-  /** What the view shows: the fetched tree and the filter, as JSON (see refresh). */
-  private shown: string | undefined = undefined;
+  /** The fetched tree and the filter shown (see refresh). */
+  private readonly shown = new SameAsShown(null);
   private readonly refetch: Coalesced;
 
   constructor(
@@ -57,11 +58,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeRow>, vs
   async refresh(): Promise<void> {
     this.stale = false;
     const tree = await this.fetchTree();
-    // The same tree again (a change elsewhere, a second notification) is not redrawn: a redraw
-    // folds rows the user opened and drops the rows' commands and menus under the pointer.
-    const shown = JSON.stringify([tree ?? null, this.showAll]);
-    if (shown === this.shown) return;
-    this.shown = shown;
+    if (!this.shown.changes([tree ?? null, this.showAll])) return; // the same tree again: no redraw
     this.model = tree === undefined ? undefined : new SessionTreeModel(tree, this.request, this.showAll);
     this.changed.fire(undefined);
   }
