@@ -275,7 +275,7 @@ async def _serve_early(
 
 def _log_failure(done: asyncio.Future[Any]) -> None:
     if not done.cancelled() and (error := done.exception()) is not None:
-        log.warning("could not load the tokenizer ahead of the first context: %s", error)
+        log.warning("could not load what the first usage figure needs ahead of it: %s", error)
 
 
 def _next_frame(stdin: FdReader) -> bytes | None:

@@ -11,10 +11,10 @@ worker thread, as the first prompt would have. While messages keep coming it wai
 arrives during the warm-up waits for the same build (:meth:`PiService.build_off_loop`, and the
 import lock for the SDK) rather than doing it again.
 
-It is off unless asked for: with it on, two test runs each saw one request go unanswered in a
-process that had warmed up (a ``pi/getBranch``; the VS Code Changes view's diff), which could not
-be explained or reproduced in the time there was. Until that is understood, nobody gets it by
-default.
+It is off unless asked for: with it on, test servers that had warmed up left a request
+unanswered (a ``pi/getBranch``; under a stress run, a ``pi/buildContext``) while every thread of
+the process was idle. The cause is not found; a VS Code failure first counted with them was a
+client race. Until it is understood, nobody gets the warm-up by default.
 """
 
 from __future__ import annotations
