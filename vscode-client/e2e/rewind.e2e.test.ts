@@ -45,7 +45,8 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
       } catch (error) {
         failed = true;
         const shot = await bench.screenshot(`FAILED-${name.replace(/\W+/g, "-")}`).catch(() => "(no screenshot)");
-        throw new Error(`${String(error)}\nscreenshot: ${shot}\n${run.describe()}`, { cause: error });
+        const shown = await bench.shownInWords().catch((reason: unknown) => `(the page could not be read: ${String(reason)})`);
+        throw new Error(`${String(error)}\n${shown}\nscreenshot: ${shot}\n${run.describe()}`, { cause: error });
       }
     });
   };

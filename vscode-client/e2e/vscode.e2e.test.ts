@@ -46,7 +46,8 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       } catch (error) {
         failed = true;
         const shot = await bench.screenshot(`FAILED-${name.replace(/\W+/g, "-")}`).catch(() => "(no screenshot)");
-        throw new Error(`${String(error)}\nscreenshot: ${shot}\n${run.describe()}`, { cause: error });
+        const shown = await bench.shownInWords().catch((reason: unknown) => `(the page could not be read: ${String(reason)})`);
+        throw new Error(`${String(error)}\n${shown}\nscreenshot: ${shot}\n${run.describe()}`, { cause: error });
       }
     });
   };

@@ -131,6 +131,18 @@ export class Workbench {
   }
 
   /** Save a numbered screenshot of the whole window; returns its path. */
+  /**
+   * What the workbench shows in words (notification toasts, editor tabs): printed with a failed
+   * step, so a CI log says what the screenshot would have.
+   */
+  async shownInWords(): Promise<string> {
+    const texts = async (selector: string): Promise<string[]> =>
+      (await this.page.locator(selector).allInnerTexts()).map((text) => text.replace(/\s+/g, " ").trim()).filter((text) => text !== "");
+    const toasts = await texts(".notifications-toasts .notification-list-item-message");
+    const tabs = await texts(".tabs-container .tab .label-name");
+    return [`notifications: ${toasts.length ? toasts.join(" | ") : "(none)"}`, `editor tabs: ${tabs.length ? tabs.join(" | ") : "(none)"}`].join("\n");
+  }
+
   async screenshot(name: string): Promise<string> {
     fs.mkdirSync(this.shotsDir, { recursive: true });
     this.shots += 1;

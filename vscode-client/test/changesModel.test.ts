@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { changeSides, lastRunChanges, sessionChanges } from "../src/host/changesModel";
+import { changeSides, lastRunChanges, sessionChanges, shownChanges, type ChangeSet } from "../src/host/changesModel";
 import { CheckpointMarks, describePreview, OVERWRITE_CHOICE, type PlannedFile } from "../src/shared/rewindModel";
 import { needsServer, say, startServer } from "./realServer";
 
@@ -48,4 +48,14 @@ test("a run's changes, their diff sides, and a rewind preview with a conflict", 
   } finally {
     server.close();
   }
+});
+
+test("what the Changes view's rows show: a moved end point is the same rows, a file's change is not", () => {
+  const run = (toId: string, files: ChangeSet["files"]): ChangeSet => ({ scope: "run", fromId: "u1", toId, files });
+  const before = shownChanges([run("a1", [{ path: "long.txt", change: "modified" }])]);
+  // The run's last entry moved (its final reply was appended): the same rows, no redraw.
+  assert.deepEqual(shownChanges([run("a2", [{ path: "long.txt", change: "modified" }])]), before);
+  assert.notDeepEqual(shownChanges([run("a2", [{ path: "long.txt", change: "added" }])]), before);
+  assert.notDeepEqual(shownChanges([run("a2", [{ path: "long.txt", change: "modified" }, { path: "b.txt", change: "added" }])]), before);
+  assert.notDeepEqual(shownChanges([{ ...run("a1", [{ path: "long.txt", change: "modified" }]), scope: "session" }]), before);
 });

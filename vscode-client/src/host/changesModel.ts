@@ -27,6 +27,14 @@ export interface ChangeSet {
 /** Entries read from the start of the file to find the session's first checkpoint. */
 const FIRST_ENTRIES = 1000;
 
+/**
+ * What the view's rows show of some groups: each group's files and how they changed, not the
+ * points it spans (a run's end point moves with each entry while its files stay the same).
+ */
+export function shownChanges(sets: readonly ChangeSet[]): [ChangeSet["scope"], ChangedFile[]][] {
+  return sets.map((set) => [set.scope, set.files.map(({ path, change }) => ({ path, change }))]);
+}
+
 export async function lastRunChanges(request: Requester): Promise<ChangeSet> {
   const result = await request<{ fromId: string | null; toId: string | null; files: ChangedFile[] }>(Methods.getChanges, {});
   return { scope: "run", ...result };

@@ -7,7 +7,7 @@
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { changeSides, lastRunChanges, sessionChanges, type ChangedFile, type ChangeSet } from "./changesModel";
+import { changeSides, lastRunChanges, sessionChanges, shownChanges, type ChangedFile, type ChangeSet } from "./changesModel";
 import { Coalesced } from "./coalesced";
 import { SameAsShown } from "./sameAsShown";
 import { currentText, DiffDocuments } from "./diffView";
@@ -15,7 +15,12 @@ import type { Requester } from "../shared/messageActions";
 import { restoredSummary, type RestoreResult } from "../shared/rewindModel";
 import { Methods } from "../shared/protocol";
 
-type ChangeRow = { kind: "group"; set: ChangeSet } | { kind: "file"; set: ChangeSet; file: ChangedFile };
+/**
+ * A row names what it shows (a group, or a file in a group), not the fetched set: a refresh that
+ * only moved a group's end points keeps the rows (no redraw), and a command looks the set up when
+ * it runs, so it always uses the newest points.
+ */
+type ChangeRow = { kind: "group"; scope: ChangeSet["scope"] } | { kind: "file"; scope: ChangeSet["scope"]; path: string };
 
 const GROUP_TITLES = { run: "Last run", session: "Whole session" } as const;
 const CHANGE_LETTERS = { added: "A", modified: "M", deleted: "D" } as const;
@@ -34,7 +39,7 @@ export class ChangesViewProvider implements vscode.TreeDataProvider<ChangeRow>, 
   readonly onDidChangeTreeData = this.changed.event;
   private view: vscode.TreeView<ChangeRow> | undefined;
   private stale = true;
-  /** The groups shown and the folder their paths are relative to (see refresh). */
+  /** What the rows show (see shownChanges) and the folder their paths are relative to. */
   private readonly shown = new SameAsShown([null, []]);
   private readonly refetch: Coalesced;
 
@@ -80,30 +85,46 @@ export class ChangesViewProvider implements vscode.TreeDataProvider<ChangeRow>, 
     this.stale = false;
     const cwd = this.deps.cwd();
     const sets = cwd === undefined ? [] : await Promise.all([lastRunChanges(this.deps.request), sessionChanges(this.deps.request)]);
-    if (!this.shown.changes([cwd ?? null, sets])) return; // nothing to redraw
-    this.sets = sets;
-    this.changed.fire(undefined);
+    this.sets = sets; // the rows look their sets up: new end points need no redraw
+    if (this.shown.changes([cwd ?? null, shownChanges(sets)])) this.changed.fire(undefined);
+  }
+
+  /** The row's group and file as last fetched; undefined once a refresh dropped them. */
+  private lookUp(row: ChangeRow): { set: ChangeSet; file?: ChangedFile } | undefined {
+    const set = this.sets.find((candidate) => candidate.scope === row.scope);
+    if (!set || row.kind === "group") return set && { set };
+    const file = set.files.find((candidate) => candidate.path === row.path);
+    return file && { set, file };
+  }
+
+  /** A file row's group and file, or undefined (a group row, or a row a refresh dropped). */
+  private fileOf(row: ChangeRow): { set: ChangeSet; file: ChangedFile } | undefined {
+    const found = this.lookUp(row);
+    return found?.file ? { set: found.set, file: found.file } : undefined;
   }
 
   getChildren(row?: ChangeRow): ChangeRow[] {
-    if (!row) return this.sets.map((set) => ({ kind: "group", set }));
-    if (row.kind === "group") return row.set.files.map((file) => ({ kind: "file", set: row.set, file }));
-    return [];
+    if (!row) return this.sets.map((set) => ({ kind: "group", scope: set.scope }));
+    if (row.kind !== "group") return [];
+    return (this.lookUp(row)?.set.files ?? []).map((file) => ({ kind: "file", scope: row.scope, path: file.path }));
   }
 
   getTreeItem(row: ChangeRow): vscode.TreeItem {
+    const found = this.lookUp(row);
     if (row.kind === "group") {
-      const count = row.set.files.length;
+      const count = found?.set.files.length ?? 0;
       const item = new vscode.TreeItem(
-        GROUP_TITLES[row.set.scope],
-        row.set.scope === "run" ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
+        GROUP_TITLES[row.scope],
+        row.scope === "run" ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
       );
-      item.id = `group:${row.set.scope}`;
+      item.id = `group:${row.scope}`;
       item.description = count === 0 ? "no changes" : `${count} file${count === 1 ? "" : "s"}`;
       item.contextValue = "piChangeGroup";
       return item;
     }
-    const { file, set } = row;
+    if (!found?.file) return new vscode.TreeItem(path.basename(row.path)); // dropped by a refresh drawing now
+    const { file } = found;
+    const { set } = found;
     const item = new vscode.TreeItem(path.basename(file.path), vscode.TreeItemCollapsibleState.None);
     item.id = `${set.scope}:${file.path}`;
     const folder = path.dirname(file.path);
@@ -119,8 +140,9 @@ export class ChangesViewProvider implements vscode.TreeDataProvider<ChangeRow>, 
 
   private async openDiff(row: ChangeRow): Promise<void> {
     const cwd = this.deps.cwd();
-    if (row.kind !== "file" || !cwd) return;
-    const { set, file } = row;
+    const found = this.fileOf(row);
+    if (!found || !cwd) return;
+    const { set, file } = found;
     const { files } = await this.deps.request<{ files: (ChangedFile & { diff?: string })[] }>(Methods.getChanges, {
       ...(set.fromId ? { fromId: set.fromId } : {}),
       ...(set.toId ? { toId: set.toId } : {}),
@@ -141,11 +163,13 @@ export class ChangesViewProvider implements vscode.TreeDataProvider<ChangeRow>, 
 
   /** Put one file back as it was at the group's start; the result says what happened, with Undo. */
   private async revert(row: ChangeRow): Promise<void> {
-    if (row.kind !== "file" || !row.set.fromId) return;
-    const result = await this.deps.request<RestoreResult>(Methods.restoreFiles, { targetId: row.set.fromId, paths: [row.file.path] });
+    const found = this.fileOf(row);
+    if (!found?.set.fromId) return;
+    const { set, file } = found;
+    const result = await this.deps.request<RestoreResult>(Methods.restoreFiles, { targetId: set.fromId, paths: [file.path] });
     this.refreshSoon();
     const undo = result.undoId && result.restored.length > 0 ? ["Undo restore"] : [];
-    const text = result.restored.length === 0 && result.conflicts.length === 0 ? `${row.file.path} is already as it was.` : restoredSummary(result).replace("Rewound the code: restored", "Reverted");
+    const text = result.restored.length === 0 && result.conflicts.length === 0 ? `${file.path} is already as it was.` : restoredSummary(result).replace("Rewound the code: restored", "Reverted");
     const choice = await vscode.window.showInformationMessage(`pi: ${text}`, ...undo);
     if (choice && result.undoId) {
       await this.deps.request(Methods.undoRestore, { undoId: result.undoId });
@@ -155,12 +179,13 @@ export class ChangesViewProvider implements vscode.TreeDataProvider<ChangeRow>, 
 
   private async openFile(row: ChangeRow): Promise<void> {
     const cwd = this.deps.cwd();
-    if (row.kind !== "file" || !cwd) return;
-    if (row.file.change === "deleted") {
-      void vscode.window.showInformationMessage(`pi: ${row.file.path} was deleted; Open Changes shows what it held.`);
+    const file = this.fileOf(row)?.file;
+    if (!file || !cwd) return;
+    if (file.change === "deleted") {
+      void vscode.window.showInformationMessage(`pi: ${file.path} was deleted; Open Changes shows what it held.`);
       return;
     }
-    await vscode.window.showTextDocument(vscode.Uri.file(path.join(cwd, row.file.path)), { preview: true });
+    await vscode.window.showTextDocument(vscode.Uri.file(path.join(cwd, file.path)), { preview: true });
   }
 
   dispose(): void {
