@@ -58,6 +58,29 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
   };
   const changesRows = (wb: Workbench): Locator =>
     wb.page.locator(".pane").filter({ has: wb.page.locator(".pane-header", { hasText: /^\s*Changes/ }) }).getByRole("treeitem");
+  /**
+   * Right-click `row` and choose `item` until `done` holds. A menu ignores a click that comes right
+   * after it opened, and a redraw of the tree (a run's last notifications) can close it: then it is
+   * opened again, as a user would.
+   */
+  const fromMenu = async (wb: Workbench, row: Locator, item: string, done: () => Promise<boolean>): Promise<void> => {
+    const entry = wb.page.locator(".context-view").getByRole("menuitem", { name: item });
+    await eventually(
+      `${item} chosen from the menu`,
+      async () => {
+        if (await done()) return true;
+        if (await entry.isVisible()) {
+          await entry.hover();
+          await wb.page.keyboard.press("Enter");
+        } else {
+          await row.click({ button: "right" });
+        }
+        return done();
+      },
+      (shown) => shown,
+      15_000,
+    );
+  };
   const modified = (wb: Workbench): Locator => wb.page.locator(".monaco-diff-editor .modified-in-monaco-diff-editor .view-lines");
 
   try {
@@ -153,29 +176,16 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
         (shown) => shown,
         15_000,
       );
-      await reply.click({ button: "right" });
-      // A menu ignores a click that comes right after it opened: pick the item until the preview shows.
-      // A redraw of the tree (the run's last notifications) can close the menu or fold the branch
-      // meanwhile, as it would under a user's pointer: then open it again, as a user would.
-      const item = wb.page.locator(".context-view").getByRole("menuitem", { name: "Rewind Code to Here" });
-      await eventually(
-        "the rewind preview after choosing Rewind Code to Here",
-        async () => {
-          if (await wb.dialog.isVisible()) return true;
-          if (await item.isVisible()) {
-            await item.hover();
-            await wb.page.keyboard.press("Enter");
-          } else if (await reply.isVisible()) {
-            await reply.click({ button: "right" });
-          } else if ((await branchA.getAttribute("aria-expanded")) === "false") {
-            await branchA.click();
-          }
-          return wb.dialog.isVisible();
-        },
-        (shown) => shown,
-        15_000,
-      );
+      // The branch the user opened stays open when the tree is redrawn (here by a label, which
+      // appends an entry): the rows under the pointer do not move.
+      await fromMenu(wb, reply, "Label…", () => wb.quickInput.getByRole("textbox").isVisible());
+      await wb.quickInput.getByRole("textbox").fill("before beta");
+      await wb.page.keyboard.press("Enter");
+      await seeVisible(wb.treeRows.filter({ hasText: "[before beta]" }), 15_000);
+      assert.equal(await branchA.getAttribute("aria-expanded"), "true", "the opened branch stayed open through the redraw");
+      await fromMenu(wb, reply, "Rewind Code to Here", () => wb.dialog.isVisible());
       await seeText(wb.dialog, "Rewind code to here: create 1 file, delete 1 file?", 15_000);
+      await seeText(wb.dialog, "To: assistant: alpha.txt is written."); // the row the menu was opened on
       await seeText(wb.dialog, "create: alpha.txt");
       await seeText(wb.dialog, "delete: beta.txt");
       await wb.screenshot("rewind-preview");
@@ -205,6 +215,7 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
       }
       await rewind.click();
       await seeText(wb.dialog, "Rewind code to here: delete 1 file?", 15_000);
+      await seeText(wb.dialog, "To: user: Write beta.txt");
       await wb.dialog.getByRole("button", { name: "Restore files", exact: true }).click();
       await eventually("beta.txt gone", () => fs.existsSync(file("beta.txt")), (exists) => !exists, 15_000);
       await seeText(wb.chat.getByRole("status", { name: "restore result" }), "restored 1 file: beta.txt (deleted)", 15_000);

@@ -248,6 +248,14 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       await seeCount(row, 0);
       // One reply for the three attempts, not three.
       await seeCount(wb.articles("assistant message").filter({ has: wb.chat.getByRole("alert") }), 1);
+      // Hovered (as when going for Retry), the message's actions show without covering the card's title.
+      await failed.hover();
+      const actions = failed.getByRole("group", { name: "message actions" });
+      await eventually("the hovered message's actions drawn", () => actions.evaluate((bar) => getComputedStyle(bar).opacity), (opacity) => opacity === "1");
+      const [bar, title] = await Promise.all([actions.boundingBox(), alert.locator(".error-title").boundingBox()]);
+      assert.ok(bar && title, "the actions and the error title are on screen");
+      const overlaps = bar.x < title.x + title.width && title.x < bar.x + bar.width && bar.y < title.y + title.height && title.y < bar.y + bar.height;
+      assert.ok(!overlaps, `the actions (${JSON.stringify(bar)}) cover the error title (${JSON.stringify(title)})`);
       await wb.screenshot("rate-limited-error-card");
       await alert.getByRole("button", { name: "Retry", exact: true }).click();
       await seeText(wb.last("assistant message"), "Through at last, after the rate limit.", 30_000);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CheckpointMarks, describePreview, OVERWRITE_CHOICE, RESTORE_CHOICE, restoredSummary } from "../src/shared/rewindModel";
+import { CheckpointMarks, describePreview, OVERWRITE_CHOICE, pointWords, RESTORE_CHOICE, restoredSummary } from "../src/shared/rewindModel";
 
 const message = (id: string) => ({ id, type: "message", message: { role: "user", content: "x" } });
 const checkpoint = (id: string) => ({ id, type: "custom", customType: "pi-lsp/checkpoint", data: { snapshot: "s", files: [] } });
@@ -33,6 +33,12 @@ test("a restore preview names what happens to each file, and a conflict offers O
   assert.match(conflicted.detail, /change: b\.txt \(changed since pi saw it\)/);
   assert.match(conflicted.detail, /Restore files leaves it alone; Overwrite anyway replaces it too/);
   assert.deepEqual(describePreview([]).choices, []);
+  // The point it goes back to, named first (a menu opened on a row that moved says which row it was).
+  const named = describePreview([{ path: "a.txt", change: "create", conflict: false }], pointWords("assistant", "alpha.txt\n  is written."));
+  assert.equal(named.detail, "To: assistant: alpha.txt is written.\n\ncreate: a.txt");
+  assert.equal(describePreview([], "user: Write beta.txt").detail, "To: user: Write beta.txt\n\nNothing would be written.");
+  assert.equal(pointWords("user", "x".repeat(200)).length, "user: ".length + 80);
+  assert.equal(pointWords("assistant", "  "), "assistant");
 });
 
 test("what the chat says after a restore and its undo", () => {

@@ -21,7 +21,7 @@ import { HunkReviews } from "./hunkReview";
 import { branchFromHere, editAndResend, forkToNewSession, MessageAction, Requester } from "../shared/messageActions";
 import { flipVersion, MessageVersions } from "../shared/messageVersions";
 import { Rewinder } from "./rewind";
-import type { RestoreNotice } from "../shared/rewindModel";
+import { pointWords, type RestoreNotice } from "../shared/rewindModel";
 import { DeltaPosts } from "./deltaPosts";
 import { orderModels } from "./modelOrder";
 import { sessionDescription, sessionStart } from "./sessionTitle";
@@ -398,7 +398,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     const request: Requester = (method, params) => this.request(method, params);
     const restored = (result: Parameters<Rewinder["restored"]>[0]): void => this.rewinder.restored(result);
     if (action === "rewindCode") {
-      await this.rewinder.rewind(entryId);
+      const message = this.sync.transcript.messages.find((candidate) => entryIdOf(candidate) === entryId);
+      await this.rewinder.rewind(entryId, message && pointWords(message.kind, message.text));
     } else if (action === "editAndResend") {
       // The text was edited in place in the chat.
       const edited = text.trim();

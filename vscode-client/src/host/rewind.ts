@@ -34,9 +34,10 @@ export class Rewinder {
   ) {}
 
   /** Rewind code to here: the preview in a modal, then the restore the user chose (or nothing). */
-  async rewind(targetId: string): Promise<void> {
+  /** Put the workspace in `targetId`'s state, after a preview naming the point (`point`, in words). */
+  async rewind(targetId: string, point?: string): Promise<void> {
     const files = await previewRestore(this.request, targetId);
-    const { message, detail, choices } = describePreview(files);
+    const { message, detail, choices } = describePreview(files, point);
     if (choices.length === 0) {
       await vscode.window.showInformationMessage(message, { modal: true, detail });
       return;

@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import type { Rewinder } from "./rewind";
 import type { SessionTreeProvider } from "./sessionTree";
-import type { TreeRow } from "./treeModel";
+import { describeEntry, type TreeRow } from "./treeModel";
 
 export function registerRewindCommands(tree: SessionTreeProvider, rewinder: Rewinder, report: (error: unknown) => void): vscode.Disposable[] {
   return [
@@ -10,8 +10,9 @@ export function registerRewindCommands(tree: SessionTreeProvider, rewinder: Rewi
       const entry = row === undefined ? undefined : tree.current?.entryOf(row);
       if (!entry) return;
       try {
-        // Any entry of any branch: the workspace is put in that entry's state, the leaf stays.
-        await rewinder.rewind(entry.id);
+        // Any entry of any branch: the workspace is put in that entry's state, the leaf stays. The
+        // question names the row in its own words.
+        await rewinder.rewind(entry.id, describeEntry(entry));
       } catch (error) {
         report(error);
       }

@@ -113,10 +113,25 @@ function counted(count: number, what: string): string {
 export const RESTORE_CHOICE = "Restore files";
 export const OVERWRITE_CHOICE = "Overwrite anyway";
 
-/** The modal question for a restore preview: its title, the files by what happens to them, and the choices. */
-export function describePreview(files: readonly PlannedFile[]): { message: string; detail: string; choices: string[] } {
+/** How long a rewind point's words may be in the question (a message's first line, shortened). */
+const POINT_LENGTH = 80;
+
+/** A rewind point in words: its kind and the start of its text, on one line. */
+export function pointWords(kind: string, text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  const shown = flat.length > POINT_LENGTH ? `${flat.slice(0, POINT_LENGTH - 1)}…` : flat;
+  return shown === "" ? kind : `${kind}: ${shown}`;
+}
+
+/**
+ * The modal question for a restore preview: its title, the point it goes back to (`point`, in
+ * words: so a menu opened on a row that moved shows which point it is about), the files by what
+ * happens to them, and the choices.
+ */
+export function describePreview(files: readonly PlannedFile[], point?: string): { message: string; detail: string; choices: string[] } {
+  const to = point === undefined ? [] : [`To: ${point}`, ""];
   if (files.length === 0) {
-    return { message: "Rewind code to here: the files already match this point.", detail: "Nothing would be written.", choices: [] };
+    return { message: "Rewind code to here: the files already match this point.", detail: [...to, "Nothing would be written."].join("\n"), choices: [] };
   }
   const parts = (["create", "modify", "delete"] as const)
     .map((change) => [change, files.filter((file) => file.change === change).length] as const)
@@ -134,7 +149,7 @@ export function describePreview(files: readonly PlannedFile[]): { message: strin
   }
   return {
     message: `Rewind code to here: ${parts.join(", ")}?`,
-    detail: lines.join("\n"),
+    detail: [...to, ...lines].join("\n"),
     choices: conflicts.length > 0 ? [RESTORE_CHOICE, OVERWRITE_CHOICE] : [RESTORE_CHOICE],
   };
 }
