@@ -395,6 +395,7 @@ def import_sdk() -> None:
     import anthropic
 
     anthropic.AsyncAnthropic(api_key="", base_url="http://127.0.0.1:9", max_retries=0)
+    importlib.import_module("pi_lsp.llm.asyncio_network")
     try:
         importlib.import_module("anyio._backends._asyncio")
     except ImportError:  # another anyio layout: the first request imports what it needs
@@ -434,10 +435,14 @@ def create_async_client(
         "anthropic-version": PI_API_VERSION,
         "Authorization": anthropic.Omit(),
     }
-    return anthropic.AsyncAnthropic(
+    client = anthropic.AsyncAnthropic(
         api_key=api_key,
         base_url=resolve_base_url(base_url),
         max_retries=max_retries,
         timeout=timeout,
         default_headers=pi_headers,
     )
+    from pi_lsp.llm.asyncio_network import use_asyncio_network
+
+    use_asyncio_network(client._client)  # the sockets on asyncio, not anyio (asyncio_network.py)
+    return client

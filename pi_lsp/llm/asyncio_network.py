@@ -1,0 +1,295 @@
+"""The SDK's sockets on plain asyncio: an httpcore network backend for the model client.
+
+The SDK's HTTP stack (httpx2 over httpcore2) reads its sockets through anyio by default. Each read
+of a streamed reply then opens a cancel scope for the read timeout, checkpoints, and resumes and
+pauses the transport's reader: most of the server's CPU per streamed delta. This backend keeps
+what arrives in an asyncio protocol's buffer and hands it over without suspending when it is
+already there; a read that must wait has one timer for its timeout.
+
+Only the network layer changes: proxies, TLS contexts, connection pooling and HTTP parsing stay
+httpcore's and httpx's (``use_asyncio_network`` swaps the backend in pools the SDK already built).
+Errors are httpcore's own exceptions, so the SDK classifies them as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+from httpcore2 import (
+    AsyncConnectionPool,
+    ConnectError,
+    ConnectTimeout,
+    ReadError,
+    ReadTimeout,
+    WriteError,
+    WriteTimeout,
+)
+from httpcore2._backends.base import AsyncNetworkBackend, AsyncNetworkStream
+from httpcore2._types import SOCKET_OPTION
+
+log = logging.getLogger(__name__)
+
+#: Bytes kept unread before the socket stops being read (a reply is read as it arrives).
+_PAUSE_ABOVE = 1 << 20
+
+
+class _Buffered(asyncio.Protocol):
+    """A connection's incoming bytes, kept until read, and its writing's flow control."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.ended = False
+        self.error: BaseException | None = None
+        self._reading_paused = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._writable: asyncio.Future[None] | None = None
+
+    # -- asyncio callbacks
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.size += len(data)
+        if self.size > _PAUSE_ABOVE and not self._reading_paused and self.transport is not None:
+            self._reading_paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool | None:
+        self.ended = True
+        self._wake()
+        return None  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.ended = True
+        self.error = exc
+        self._wake()
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+
+    def pause_writing(self) -> None:
+        if self._writable is None or self._writable.done():
+            self._writable = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+
+    # -- for the stream
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def take(self, max_bytes: int) -> bytes:
+        """Up to ``max_bytes`` of what arrived (one chunk as it came, when it fits)."""
+        first = self.chunks.popleft()
+        if len(first) > max_bytes:
+            self.chunks.appendleft(first[max_bytes:])
+            first = first[:max_bytes]
+        elif self.chunks and len(first) + len(self.chunks[0]) <= max_bytes:
+            parts = [first]
+            total = len(first)
+            while self.chunks and total + len(self.chunks[0]) <= max_bytes:
+                part = self.chunks.popleft()
+                parts.append(part)
+                total += len(part)
+            first = b"".join(parts)
+        self.size -= len(first)
+        if self._reading_paused and self.size <= _PAUSE_ABOVE // 2 and self.transport is not None:
+            self._reading_paused = False
+            self.transport.resume_reading()
+        return first
+
+    async def arrival(self, timeout: float | None) -> None:
+        """Wait until something arrives or the connection ends; TimeoutError after ``timeout``."""
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = None if timeout is None else loop.call_later(timeout, _time_out, waiter)
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+
+    async def drained(self, timeout: float | None) -> None:
+        """Wait while the transport's write buffer is over its limit."""
+        writable = self._writable
+        if writable is None or writable.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(writable), timeout)
+        except TimeoutError:
+            raise WriteTimeout("timed out writing to the model's server") from None
+
+
+def _time_out(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
+
+
+class AsyncioStream(AsyncNetworkStream):
+    """One connection (plain or TLS) as httpcore reads and writes it."""
+
+    def __init__(self, protocol: _Buffered) -> None:
+        self._protocol = protocol
+
+    @property
+    def _transport(self) -> asyncio.Transport:
+        transport = self._protocol.transport
+        if transport is None:  # pragma: no cover - set by connection_made before the stream exists
+            raise ReadError("the connection is not open")
+        return transport
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        protocol = self._protocol
+        if not protocol.chunks and not protocol.ended:
+            try:
+                await protocol.arrival(timeout)
+            except TimeoutError:
+                raise ReadTimeout("timed out reading from the model's server") from None
+        if protocol.chunks:
+            return protocol.take(max_bytes)
+        if protocol.error is not None:
+            raise ReadError(str(protocol.error) or type(protocol.error).__name__) from protocol.error
+        return b""
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        transport = self._transport
+        if transport.is_closing() or self._protocol.ended:
+            raise WriteError("the connection to the model's server is closed")
+        try:
+            transport.write(buffer)
+        except (OSError, RuntimeError) as exc:
+            raise WriteError(str(exc)) from exc
+        await self._protocol.drained(timeout)
+
+    async def aclose(self) -> None:
+        transport = self._protocol.transport
+        if transport is not None:
+            transport.close()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        try:
+            secure = await loop.start_tls(
+                self._transport,
+                self._protocol,
+                ssl_context,
+                server_hostname=server_hostname,
+                ssl_handshake_timeout=timeout,
+            )
+        except TimeoutError:
+            await self.aclose()
+            raise ConnectTimeout("timed out in the TLS handshake with the model's server") from None
+        except (OSError, ssl.SSLError, ConnectionError) as exc:
+            await self.aclose()
+            raise ConnectError(str(exc)) from exc
+        if secure is None:  # pragma: no cover - the transport closed during the handshake
+            raise ConnectError("the connection closed during the TLS handshake")
+        assert isinstance(secure, asyncio.Transport)
+        self._protocol.transport = secure
+        return self
+
+    def get_extra_info(self, info: str) -> Any:
+        transport = self._protocol.transport
+        if info == "is_readable":
+            # An idle kept-alive connection that has data or an end waiting was closed by the server
+            # (the protocol reads eagerly, so the socket itself is never left readable).
+            return self._protocol.ended or bool(self._protocol.chunks)
+        if transport is None:
+            return None
+        if info == "ssl_object":
+            return transport.get_extra_info("ssl_object")
+        if info == "client_addr":
+            return transport.get_extra_info("sockname")
+        if info == "server_addr":
+            return transport.get_extra_info("peername")
+        if info == "socket":
+            return transport.get_extra_info("socket")
+        return None
+
+
+class AsyncioNetwork(AsyncNetworkBackend):
+    """Connections on the running asyncio loop (see the module's docstring)."""
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[SOCKET_OPTION] | None = None,
+    ) -> AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(timeout):
+                _transport, protocol = await loop.create_connection(
+                    _Buffered, host, port, local_addr=(local_address, 0) if local_address else None
+                )
+        except TimeoutError:
+            raise ConnectTimeout(f"timed out connecting to {host}:{port}") from None
+        except OSError as exc:
+            raise ConnectError(str(exc)) from exc
+        stream = AsyncioStream(protocol)
+        _apply_options(stream, socket_options)
+        return stream
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[SOCKET_OPTION] | None = None,
+    ) -> AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(timeout):
+                _transport, protocol = await loop.create_unix_connection(_Buffered, path)
+        except TimeoutError:
+            raise ConnectTimeout(f"timed out connecting to {path}") from None
+        except OSError as exc:
+            raise ConnectError(str(exc)) from exc
+        stream = AsyncioStream(protocol)
+        _apply_options(stream, socket_options)
+        return stream
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+def _apply_options(stream: AsyncioStream, options: Iterable[SOCKET_OPTION] | None) -> None:
+    sock = stream.get_extra_info("socket")
+    for option in options or ():
+        sock.setsockopt(*option)
+
+
+def use_asyncio_network(http_client: object) -> int:
+    """Give every connection pool of an httpx2 client (its transport and its proxies' mounts) this
+    backend; returns how many pools took it. Called before the client's first request, while its
+    pools hold no connection. A layout this does not know is left as it is (anyio, slower)."""
+    transports = [getattr(http_client, "_transport", None), *getattr(http_client, "_mounts", {}).values()]
+    swapped = 0
+    for transport in transports:
+        pool = getattr(transport, "_pool", None)
+        if isinstance(pool, AsyncConnectionPool) and hasattr(pool, "_network_backend"):
+            pool._network_backend = AsyncioNetwork()
+            swapped += 1
+    if swapped == 0:
+        log.debug("the SDK's HTTP client has no pool this backend knows; it keeps anyio's")
+    return swapped
