@@ -255,19 +255,23 @@ async def bench_stream(agent_cls: Any, root: Path, deltas: int, repeat: int) -> 
     agent = await agent_cls.start(root, fake.url)
     firsts: list[float] = []
     per_delta: list[float] = []
+    cpu_per_delta: list[float] = []
     try:
         for _ in range(repeat + 1):  # the first prompt warms up (SDK import, connections)
             arrivals: list[float] = []
             seen = partial(_note_delta, arrivals)
 
             before = len(fake.sent)
+            cpu_start = cpu_seconds(agent.pid)
             await agent.prompt("stream")
             await agent.until("agent_end", seen)
+            cpu = cpu_seconds(agent.pid) - cpu_start
             sent = [fake.sent[before][i] for i in indexes]
             if len(arrivals) != len(sent):
                 raise RuntimeError(f"{agent.name}: {len(arrivals)} deltas arrived, {len(sent)} sent")
             if before == 0:
                 continue
+            cpu_per_delta.append(cpu * 1e6 / len(sent))
             firsts.append((arrivals[0] - sent[0]) * 1000)
             per_delta += [(a - s) * 1000 for a, s in zip(arrivals[1:], sent[1:], strict=True)]
     finally:
@@ -278,6 +282,8 @@ async def bench_stream(agent_cls: Any, root: Path, deltas: int, repeat: int) -> 
         "first_max": max(firsts),
         "delta_p50": statistics.median(per_delta),
         "delta_p90": pct(per_delta, 0.9),
+        # The whole prompt's CPU (the loop, persistence, the reply's entry) over its deltas.
+        "cpu_us_per_delta": statistics.median(cpu_per_delta),
     }
 
 
@@ -495,6 +501,7 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> str:
             ("first streamed token, max ms", "stream", "first_max"),
             ("per delta, p50 ms (added)", "stream", "delta_p50"),
             ("per delta, p90 ms", "stream", "delta_p90"),
+            (f"CPU per streamed delta (a {args.deltas}-delta prompt's CPU / deltas), µs", "stream", "cpu_us_per_delta"),
             (f"CPU per turn, ms ({args.turns} turns)", "run", "cpu_ms_per_turn"),
             ("CPU per turn after the first tenth, ms", "run", "cpu_ms_per_turn_late"),
             ("RSS after the first tenth, MB", "run", "rss_tenth"),
