@@ -501,7 +501,7 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> str:
             ("first streamed token, max ms", "stream", "first_max"),
             ("per delta, p50 ms (added)", "stream", "delta_p50"),
             ("per delta, p90 ms", "stream", "delta_p90"),
-            (f"CPU per streamed delta (a {args.deltas}-delta prompt's CPU / deltas), µs", "stream", "cpu_us_per_delta"),
+            (f"CPU per streamed delta ({args.deltas}-delta prompts), µs", "stream", "cpu_us_per_delta"),
             (f"CPU per turn, ms ({args.turns} turns)", "run", "cpu_ms_per_turn"),
             ("CPU per turn after the first tenth, ms", "run", "cpu_ms_per_turn_late"),
             ("RSS after the first tenth, MB", "run", "rss_tenth"),
