@@ -28,7 +28,6 @@ import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from pi_lsp.aborts import done_before_abort
@@ -36,6 +35,7 @@ from pi_lsp.jscompat import js_stringify, js_truthy
 from pi_lsp.llm.models import API, PROVIDER, ModelInfo, calculate_cost, empty_usage
 from pi_lsp.llm.partial_json import parse_json_with_repair, parse_streaming_json, v8_json_error
 from pi_lsp.llm.request import MessagesRequest
+from pi_lsp.llm.sse import Frame, SseState, sse_lines
 from pi_lsp.secrets import redact
 
 if TYPE_CHECKING:
@@ -73,34 +73,6 @@ _STOP_REASONS: Final = {
 
 class StreamFailure(Exception):
     """A failure whose text is the ``errorMessage`` pi would store."""
-
-
-@dataclass
-class _SseState:
-    event: str | None = None
-    data: list[str] = field(default_factory=list)
-    raw: list[str] = field(default_factory=list)
-
-    def flush(self) -> tuple[str | None, str, list[str]] | None:
-        if self.event is None and not self.data:
-            return None
-        result = (self.event, "\n".join(self.data), list(self.raw))
-        self.event, self.data, self.raw = None, [], []
-        return result
-
-    def feed(self, line: str) -> tuple[str | None, str, list[str]] | None:
-        if line == "":
-            return self.flush()
-        self.raw.append(line)
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "event":
-            self.event = value
-        elif name == "data":
-            self.data.append(value)
-        return None
 
 
 class _Assembler:
@@ -281,8 +253,8 @@ async def _consume(
     try:
         phase[0] = "streaming"
         assembler.emit({"type": "start"})
-        state = _SseState()
-        async for line in response.aiter_lines():
+        state = SseState()
+        async for line in sse_lines(response.aiter_bytes()):
             frame = state.feed(line)
             if frame is not None:
                 _dispatch(frame, assembler)
@@ -295,7 +267,7 @@ async def _consume(
         raise StreamFailure(STREAM_ENDED_EARLY)
 
 
-def _dispatch(frame: tuple[str | None, str, list[str]], assembler: _Assembler) -> None:
+def _dispatch(frame: Frame, assembler: _Assembler) -> None:
     name, data, raw = frame
     if name == "error":
         raise StreamFailure(data)

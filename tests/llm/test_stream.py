@@ -344,3 +344,28 @@ def test_event_json_is_read_as_javascript_reads_it() -> None:
     for bad in ("NaN", '{"a":', "[1,]"):
         with pytest.raises(json.JSONDecodeError if bad != "NaN" else ValueError):
             js_json_loads(bad)
+
+
+def _raw_unicode(frame: str, line_end: str) -> str:
+    """A frame with its JSON's non-ASCII characters unescaped (as a server may send them) and its
+    lines ended by ``line_end``."""
+    lines = frame.split("\n")
+    lines = [
+        "data: " + json.dumps(json.loads(line[6:]), ensure_ascii=False) if line.startswith("data: ") else line
+        for line in lines
+    ]
+    return line_end.join(lines)
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
+async def test_a_reply_holding_unicode_line_separators_streams_whole(line_end: str) -> None:
+    # JSON may carry these unescaped; only \n, \r\n and \r end an SSE line (httpx's aiter_lines,
+    # which splits as str.splitlines does, cut the data line at each of them).
+    text = "one\u2028two\u2029three\x85four\x1cfive\x0bsix\x0cseven"
+    frames = [_raw_unicode(frame, line_end) for frame in assistant_stream(Text(text, chunks=3))]
+    assert any("\u2028" in frame for frame in frames)
+    async with FakeAnthropic([Reply(events=frames)]) as fake:
+        message, events = await _call(fake)
+    assert "errorMessage" not in message, message.get("errorMessage")
+    assert message["content"] == [{"type": "text", "text": text}]
+    assert "".join(e["delta"] for e in events if e["type"] == "text_delta") == text

@@ -55,6 +55,18 @@ class Scenario:
     abort_on: tuple[str, int] | None = None
 
 
+_SEPARATORS = "one\u2028two\u2029three\x85four\x1cfive\x0bsix\x0cseven"
+
+
+def _unescaped(frame: str, line_end: str) -> str:
+    """The frame with its JSON's non-ASCII unescaped and its lines ended by ``line_end``."""
+    lines = [
+        "data: " + json.dumps(json.loads(line[6:]), ensure_ascii=False) if line.startswith("data: ") else line
+        for line in frame.split("\n")
+    ]
+    return line_end.join(lines)
+
+
 def _full() -> list[str]:
     return assistant_stream(
         Thinking("Plan: read then run.", signature="SIG_1"),
@@ -123,6 +135,13 @@ SCENARIOS: dict[str, Scenario] = {
     "null event": Scenario(Reply(events=_malformed("null"))),
     "non-object event is skipped": Scenario(Reply(events=_malformed("[1, 2]"))),
     "connection cut mid-body": Scenario(Reply(events=assistant_stream(Text("abcdef")), cut_after=4)),
+    # JSON may carry these unescaped: only LF, CRLF and CR end an SSE line.
+    **{
+        f"unescaped line separators in the JSON, {name} line ends": Scenario(
+            Reply(events=[_unescaped(frame, end) for frame in assistant_stream(Text(_SEPARATORS, chunks=3))])
+        )
+        for name, end in (("LF", "\n"), ("CRLF", "\r\n"), ("CR", "\r"))
+    },
     **{
         f"abort mid tool call after {n} deltas": Scenario(
             Reply(events=assistant_stream(_NESTED_CALL), stall_after=3 + n), abort_on=("toolcall_delta", n)

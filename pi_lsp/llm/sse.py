@@ -1,0 +1,65 @@
+"""Server-sent events as the Messages API streams them: the body's lines, then the events.
+
+Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r``, and nowhere else (the SSE standard, and what
+pi's SDK splits on). httpx's ``aiter_lines`` splits as ``str.splitlines`` does, also at U+2028,
+U+0085, U+001C and other characters JSON may carry unescaped inside a string, which would cut a
+``data:`` line of a reply holding one. Splitting the bytes here also skips two of httpx's decoding
+layers per chunk (a streamed reply is one chunk per delta).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass, field
+
+Frame = tuple[str | None, str, list[str]]
+"""An event: its name (None when it had no ``event:`` line), its data lines joined, its raw lines."""
+
+
+async def sse_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
+    """The lines of a body arriving in ``chunks`` (UTF-8, a bad byte replaced), without their ends;
+    a last line with no end is given too."""
+    held = b""
+    async for chunk in chunks:
+        data = held + chunk if held else chunk
+        tail = b""
+        if b"\r" in data:
+            if data.endswith(b"\r"):  # perhaps the first half of \r\n: decided by the next chunk
+                data, tail = data[:-1], b"\r"
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = data.split(b"\n")
+        held = lines.pop() + tail
+        for line in lines:
+            yield line.decode("utf-8", "replace")
+    if held:
+        yield held.removesuffix(b"\r").decode("utf-8", "replace")  # held has no line end inside
+
+
+@dataclass
+class SseState:
+    """Folds lines into events: an empty line ends one; comments (``:``) are kept only as raw lines."""
+
+    event: str | None = None
+    data: list[str] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)
+
+    def flush(self) -> Frame | None:
+        if self.event is None and not self.data:
+            return None
+        result = (self.event, "\n".join(self.data), list(self.raw))
+        self.event, self.data, self.raw = None, [], []
+        return result
+
+    def feed(self, line: str) -> Frame | None:
+        if line == "":
+            return self.flush()
+        self.raw.append(line)
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "event":
+            self.event = value
+        elif name == "data":
+            self.data.append(value)
+        return None
