@@ -17,7 +17,7 @@ import asyncio
 import logging
 import ssl
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from httpcore2 import (
@@ -238,18 +238,13 @@ class AsyncioNetwork(AsyncNetworkBackend):
         socket_options: Iterable[SOCKET_OPTION] | None = None,
     ) -> AsyncNetworkStream:
         loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(timeout):
-                _transport, protocol = await loop.create_connection(
-                    _Buffered, host, port, local_addr=(local_address, 0) if local_address else None
-                )
-        except TimeoutError:
-            raise ConnectTimeout(f"timed out connecting to {host}:{port}") from None
-        except OSError as exc:
-            raise ConnectError(str(exc)) from exc
-        stream = AsyncioStream(protocol)
-        _apply_options(stream, socket_options)
-        return stream
+        local = (local_address, 0) if local_address else None
+        return await _connected(
+            lambda: loop.create_connection(_Buffered, host, port, local_addr=local),
+            f"{host}:{port}",
+            timeout,
+            socket_options,
+        )
 
     async def connect_unix_socket(
         self,
@@ -258,25 +253,33 @@ class AsyncioNetwork(AsyncNetworkBackend):
         socket_options: Iterable[SOCKET_OPTION] | None = None,
     ) -> AsyncNetworkStream:
         loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(timeout):
-                _transport, protocol = await loop.create_unix_connection(_Buffered, path)
-        except TimeoutError:
-            raise ConnectTimeout(f"timed out connecting to {path}") from None
-        except OSError as exc:
-            raise ConnectError(str(exc)) from exc
-        stream = AsyncioStream(protocol)
-        _apply_options(stream, socket_options)
-        return stream
+        return await _connected(
+            lambda: loop.create_unix_connection(_Buffered, path), path, timeout, socket_options
+        )
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
 
 
-def _apply_options(stream: AsyncioStream, options: Iterable[SOCKET_OPTION] | None) -> None:
+async def _connected(
+    connect: Callable[[], Awaitable[tuple[asyncio.BaseTransport, _Buffered]]],
+    where: str,
+    timeout: float | None,
+    socket_options: Iterable[SOCKET_OPTION] | None,
+) -> AsyncioStream:
+    """A new connection as a stream, its socket options set; httpcore's errors when it fails."""
+    try:
+        async with asyncio.timeout(timeout):
+            _transport, protocol = await connect()
+    except TimeoutError:
+        raise ConnectTimeout(f"timed out connecting to {where}") from None
+    except OSError as exc:
+        raise ConnectError(str(exc)) from exc
+    stream = AsyncioStream(protocol)
     sock = stream.get_extra_info("socket")
-    for option in options or ():
+    for option in socket_options or ():
         sock.setsockopt(*option)
+    return stream
 
 
 def use_asyncio_network(http_client: object) -> int:
