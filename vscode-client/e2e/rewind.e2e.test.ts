@@ -44,9 +44,7 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
         await work(bench);
       } catch (error) {
         failed = true;
-        const shot = await bench.screenshot(`FAILED-${name.replace(/\W+/g, "-")}`).catch(() => "(no screenshot)");
-        const shown = await bench.shownInWords().catch((reason: unknown) => `(the page could not be read: ${String(reason)})`);
-        throw new Error(`${String(error)}\n${shown}\nscreenshot: ${shot}\n${run.describe()}`, { cause: error });
+        throw new Error(`${String(error)}\n${await bench.failedStep(name)}\n${run.describe()}`, { cause: error });
       }
     });
   };

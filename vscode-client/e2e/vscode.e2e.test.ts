@@ -45,9 +45,7 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
         timings.push(`${name}: ${((Date.now() - at) / 1000).toFixed(1)} s`);
       } catch (error) {
         failed = true;
-        const shot = await bench.screenshot(`FAILED-${name.replace(/\W+/g, "-")}`).catch(() => "(no screenshot)");
-        const shown = await bench.shownInWords().catch((reason: unknown) => `(the page could not be read: ${String(reason)})`);
-        throw new Error(`${String(error)}\n${shown}\nscreenshot: ${shot}\n${run.describe()}`, { cause: error });
+        throw new Error(`${String(error)}\n${await bench.failedStep(name)}\n${run.describe()}`, { cause: error });
       }
     });
   };

@@ -130,12 +130,17 @@ export class Workbench {
     return this.articles(kind).last();
   }
 
-  /** Save a numbered screenshot of the whole window; returns its path. */
   /**
-   * What the workbench shows in words (notification toasts, editor tabs): printed with a failed
-   * step, so a CI log says what the screenshot would have.
+   * What a failed step leaves for its error: a screenshot (its path), and what the workbench shows
+   * in words (notification toasts, editor tabs), so a CI log says what the screenshot would have.
    */
-  async shownInWords(): Promise<string> {
+  async failedStep(name: string): Promise<string> {
+    const shot = await this.screenshot(`FAILED-${name.replace(/\W+/g, "-")}`).catch(() => "(no screenshot)");
+    const shown = await this.shownInWords().catch((reason: unknown) => `(the page could not be read: ${String(reason)})`);
+    return `${shown}\nscreenshot: ${shot}`;
+  }
+
+  private async shownInWords(): Promise<string> {
     const texts = async (selector: string): Promise<string[]> =>
       (await this.page.locator(selector).allInnerTexts()).map((text) => text.replace(/\s+/g, " ").trim()).filter((text) => text !== "");
     const toasts = await texts(".notifications-toasts .notification-list-item-message");
@@ -143,6 +148,7 @@ export class Workbench {
     return [`notifications: ${toasts.length ? toasts.join(" | ") : "(none)"}`, `editor tabs: ${tabs.length ? tabs.join(" | ") : "(none)"}`].join("\n");
   }
 
+  /** Save a numbered screenshot of the whole window; returns its path. */
   async screenshot(name: string): Promise<string> {
     fs.mkdirSync(this.shotsDir, { recursive: true });
     this.shots += 1;

@@ -110,9 +110,8 @@ export class ChangesViewProvider implements vscode.TreeDataProvider<ChangeRow>, 
   }
 
   getTreeItem(row: ChangeRow): vscode.TreeItem {
-    const found = this.lookUp(row);
     if (row.kind === "group") {
-      const count = found?.set.files.length ?? 0;
+      const count = this.lookUp(row)?.set.files.length ?? 0;
       const item = new vscode.TreeItem(
         GROUP_TITLES[row.scope],
         row.scope === "run" ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
@@ -122,9 +121,9 @@ export class ChangesViewProvider implements vscode.TreeDataProvider<ChangeRow>, 
       item.contextValue = "piChangeGroup";
       return item;
     }
-    if (!found?.file) return new vscode.TreeItem(path.basename(row.path)); // dropped by a refresh drawing now
-    const { file } = found;
-    const { set } = found;
+    const found = this.fileOf(row);
+    if (!found) return new vscode.TreeItem(path.basename(row.path)); // dropped by a refresh drawing now
+    const { file, set } = found;
     const item = new vscode.TreeItem(path.basename(file.path), vscode.TreeItemCollapsibleState.None);
     item.id = `${set.scope}:${file.path}`;
     const folder = path.dirname(file.path);

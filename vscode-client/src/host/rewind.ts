@@ -33,8 +33,10 @@ export class Rewinder {
     private readonly show: (notice: RestoreNotice | undefined) => void,
   ) {}
 
-  /** Rewind code to here: the preview in a modal, then the restore the user chose (or nothing). */
-  /** Put the workspace in `targetId`'s state, after a preview naming the point (`point`, in words). */
+  /**
+   * Rewind code to here: the preview in a modal, naming the point (`point`, in words), then the
+   * restore the user chose (or nothing).
+   */
   async rewind(targetId: string, point?: string): Promise<void> {
     const files = await previewRestore(this.request, targetId);
     const { message, detail, choices } = describePreview(files, point);
