@@ -367,8 +367,10 @@ def _acp(args: argparse.Namespace) -> int:
 def _print_json(value: Any) -> None:
     import orjson
 
-    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
+    from pi_lsp.full_writes import write_all
+
     sys.stdout.flush()
+    write_all(sys.stdout.fileno(), orjson.dumps(value) + b"\n")
 
 
 def _sessions(args: argparse.Namespace) -> int:

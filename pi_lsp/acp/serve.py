@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from pi_lsp.acp.agent import AcpAgent
 from pi_lsp.acp.connection import Connection
+from pi_lsp.full_writes import write_all
 from pi_lsp.service.build import build_service
 
 log = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class _ThreadWriter:
 
     async def drain(self) -> None:
         data, self.pending = bytes(self.pending), bytearray()
-        await asyncio.to_thread(self.out.write, data)
+        await asyncio.to_thread(write_all, self.out.fileno(), data)
 
 
 def serve_acp() -> int:

@@ -32,6 +32,7 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 
 from pi_lsp.framing import FrameError, read_frame
+from pi_lsp.full_writes import write_all
 from pi_lsp.gcpause import pause_collector
 
 if TYPE_CHECKING:
@@ -145,12 +146,18 @@ class FdReader:
 
 
 class _StdoutWriter:
+    """Blocking writes of whole messages to the protocol's output.
+
+    Straight to the descriptor with :func:`~pi_lsp.full_writes.write_all`: ``sys.stdout.buffer`` is
+    a raw ``FileIO`` under ``PYTHONUNBUFFERED``, whose ``write`` may take part of a big answer.
+    """
+
     def __init__(self, stream: IO[bytes]) -> None:
         self.stream = stream
+        self.fd = stream.fileno()
 
     def write(self, data: bytes) -> None:
-        self.stream.write(data)
-        self.stream.flush()
+        write_all(self.fd, data)
 
     def close(self) -> None:
         self.stream.close()
@@ -162,15 +169,15 @@ def serve_stdio() -> int:
     import asyncio
 
     stdin = FdReader(sys.stdin.fileno())
-    stdout = sys.stdout.buffer
+    sys.stdout.flush()
+    stdout = _StdoutWriter(sys.stdout.buffer)
     sys.stdout = sys.stderr  # nothing but protocol messages may reach the real stdout
     first = _next_frame(stdin)
     early = _early_initialize(first) if first is not None else None
     if early is not None:
         stdout.write(early[2])
-        stdout.flush()
     try:
-        return asyncio.run(_stdio_main(stdin, _StdoutWriter(stdout), first, early, resume_collector))
+        return asyncio.run(_stdio_main(stdin, stdout, first, early, resume_collector))
     except KeyboardInterrupt:
         return 0
     except SystemExit as exit_:

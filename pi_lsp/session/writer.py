@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from pi_lsp.fileerrors import TIMEOUT, FileProblem, naming, with_path
+from pi_lsp.full_writes import write_all
 from pi_lsp.regular_files import check_regular
 from pi_lsp.session.errors import SessionFileConflictError
 
@@ -95,14 +96,6 @@ def _locked_append_fd(path: Path) -> Iterator[int]:
             os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    written = os.write(fd, data)  # a regular file takes it whole unless the disk is full
-    if written < len(data):
-        view = memoryview(data)[written:]
-        while view:
-            view = view[os.write(fd, view) :]
-
-
 def _undo_partial_append(fd: int, size: int) -> None:
     """Cut off what a failed append wrote (disk full, file too large), so no torn line is left.
 
@@ -122,7 +115,7 @@ def _write_at_end(fd: int, size: int, data: bytes, fsync: bool, *, terminated: b
         data = b"\n" + data
         start += 1
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
     except OSError:
         _undo_partial_append(fd, size)
         raise
@@ -254,7 +247,7 @@ def atomic_replace(path: Path, data: bytes, *, expect_size: int | None = None) -
             raise SessionFileConflictError(f"{path} changed while it was being migrated; try again")
         handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
         try:
-            _write_all(handle, data)
+            write_all(handle, data)
             os.fsync(handle)
             os.fchmod(handle, os.fstat(fd).st_mode & 0o777)
         except BaseException:
@@ -288,7 +281,7 @@ def _write_new_file(path: Path, data: bytes) -> None:
 
     handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        _write_all(handle, data)
+        write_all(handle, data)
         os.fsync(handle)
         os.fchmod(handle, 0o644)
     except BaseException:

@@ -206,13 +206,13 @@ def test_migration_failure_leaves_original_intact(
     elif failure == "fsync":
         monkeypatch.setattr(writer_module.os, "fsync", boom)
     else:
-        real_write = writer_module._write_all
+        real_write = writer_module.write_all
 
         def half_then_fail(fd: int, data: bytes) -> None:
             real_write(fd, data[: len(data) // 2])
             raise OSError(5, "I/O error")
 
-        monkeypatch.setattr(writer_module, "_write_all", half_then_fail)
+        monkeypatch.setattr(writer_module, "write_all", half_then_fail)
     with pytest.raises(OSError):
         SessionManager.open(path)
     assert _snapshot(path) == before

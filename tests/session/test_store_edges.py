@@ -36,13 +36,13 @@ def test_failed_append_changes_nothing_and_next_append_is_clean(
     manager, path = _flushed(session_dir)
     entries, leaf = manager.get_entries(), manager.leaf_id
     context = manager.build_session_context()
-    real_write = writer_module._write_all
+    real_write = writer_module.write_all
 
     def partial_then_fail(fd: int, data: bytes) -> None:
         real_write(fd, data[: len(data) // 3])  # a short write, then the disk fills up
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(writer_module, "_write_all", partial_then_fail)
+    monkeypatch.setattr(writer_module, "write_all", partial_then_fail)
     with pytest.raises(OSError):
         manager.append_message(user_msg("lost"))
     monkeypatch.undo()

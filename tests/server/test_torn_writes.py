@@ -1,0 +1,92 @@
+"""A big answer reaches the editor whole, even when the server is stopped and continued mid-write.
+
+Under ``PYTHONUNBUFFERED`` (set in many containers and editor launch configurations) the server's
+``sys.stdout.buffer`` is a raw file, whose ``write`` may take only part of a buffer: a pipe write
+interrupted by a stop (Ctrl-Z in the editor's terminal, a debugger or profiler attaching) returns
+the count written so far. The server dropped the rest, so the editor got the first ~130 KB of a
+30 MB ``pi/buildContext`` answer and then waited forever. Every write now continues until the whole
+message is out (:mod:`pi_lsp.full_writes`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+
+from pi_lsp.client.rpc_client import RpcClient
+from tests.server.support import start_raw
+
+MESSAGES = 24
+TEXT = "the quick brown fox jumps over the lazy dog\n" * 24_000  # about 1 MB a message
+
+
+def _big_session(path: Path) -> Path:
+    stamp = "2026-01-01T00:00:00.000Z"
+    header = {"type": "session", "version": 3, "id": "torn-1", "timestamp": stamp, "cwd": "/p"}
+    lines: list[dict[str, object]] = [header]
+    parent = None
+    for number in range(MESSAGES):
+        entry_id = f"m{number:04d}"
+        message = {"role": "user", "content": [{"type": "text", "text": f"{number}\n{TEXT}"}], "timestamp": 1}
+        lines.append(
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": stamp,
+                "message": message,
+            }
+        )
+        parent = entry_id
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
+
+
+def _stop_and_continue(pid: int, done: threading.Event) -> None:
+    """SIGSTOP then SIGCONT, over and over, as a suspended terminal job or an attaching debugger does."""
+    while not done.is_set():
+        try:
+            os.kill(pid, signal.SIGSTOP)
+            done.wait(0.002)
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            return
+        done.wait(0.003)
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+async def test_a_big_answer_arrives_whole_across_stops(tmp_path: Path, unbuffered: str) -> None:
+    path = _big_session(tmp_path / "big.jsonl")
+    client: RpcClient = await start_raw(tmp_path, PYTHONUNBUFFERED=unbuffered)
+    assert client._process is not None
+    done = threading.Event()
+    try:
+        await client.request("pi/openSession", {"path": str(path)}, timeout=60)
+        pid = client._process.pid
+        stopper = threading.Thread(target=_stop_and_continue, args=(pid, done), daemon=True)
+        for _ in range(3):  # each answer is ~24 MB, written while the server is stopped every few ms
+            request = asyncio.ensure_future(client.request_raw("pi/buildContext", {}, timeout=30))
+            if not stopper.is_alive():
+                stopper.start()
+            body = await request
+            context = orjson.loads(body)["result"]
+            texts = [message["content"][0]["text"] for message in context["messages"]]
+            assert [text.split("\n", 1)[0] for text in texts] == [str(n) for n in range(MESSAGES)]
+            assert all(text.endswith(TEXT) for text in texts)
+        done.set()
+        stopper.join()
+        os.kill(pid, signal.SIGCONT)
+        # the connection is still in step: the next request is answered as usual
+        state = await client.request("pi/getSessionState", {}, timeout=30)
+        assert state["entryCount"] == MESSAGES
+    finally:
+        done.set()
+        if client._process is not None and client._process.returncode is None:
+            os.kill(client._process.pid, signal.SIGCONT)
+        await client.close()
