@@ -11,10 +11,16 @@ worker thread, as the first prompt would have. While messages keep coming it wai
 arrives during the warm-up waits for the same build (:meth:`PiService.build_off_loop`, and the
 import lock for the SDK) rather than doing it again.
 
-It is off unless asked for: with it on, test servers that had warmed up left a request
-unanswered (a ``pi/getBranch``; under a stress run, a ``pi/buildContext``) while every thread of
-the process was idle. The cause is not found; a VS Code failure first counted with them was a
-client race. Until it is understood, nobody gets the warm-up by default.
+It is on by default; ``PI_LSP_WARM_UP=off`` (or ``0``) turns it off. For a while it was off
+unless asked for: with it on, test servers that had warmed up left a request unanswered (a
+``pi/getBranch``; under a stress run, a ``pi/buildContext``) while every thread of the process
+was idle, and the client's next request (``shutdown``) went unanswered too. Two fixes since
+match that: services build under their own locks, and the worker pool starts a thread for a job
+submitted before the woken one ran (both in 16ac50d); and the stdio server's output is written
+whole (:mod:`pi_lsp.full_writes`: a raw stdout under ``PYTHONUNBUFFERED`` dropped the rest of a
+big answer whose write a stop interrupted, which tears the stream exactly so: that answer and
+every later one are lost while all threads idle). Since then the whole suite and 26 stress runs
+with the warm-up on everywhere have passed (docs/benchmarks.md), where before both failed.
 """
 
 from __future__ import annotations
@@ -34,15 +40,16 @@ ENV: Final = "PI_LSP_WARM_UP"
 
 
 def quiet_seconds(environ: Mapping[str, str] = os.environ) -> float | None:
-    """The quiet ``PI_LSP_WARM_UP`` asks for: None (off) when unset, ``0``, ``off``, ``false``,
-    ``no`` or unreadable; :data:`QUIET_SECONDS` for ``on``, ``true`` or ``yes``; else its seconds."""
+    """The quiet ``PI_LSP_WARM_UP`` asks for: None (off) for ``0``, ``off``, ``false``, ``no``, a
+    negative number or NaN; its seconds for a positive number; else (unset, ``on``, ``true``,
+    ``yes``, unreadable) :data:`QUIET_SECONDS`."""
     value = environ.get(ENV, "").strip().lower()
-    if value in ("on", "true", "yes"):
-        return QUIET_SECONDS
+    if value in ("off", "false", "no"):
+        return None
     try:
         seconds = float(value)
     except ValueError:
-        return None
+        return QUIET_SECONDS
     if seconds != seconds or seconds <= 0:  # NaN, zero, negative: off
         return None
     return seconds

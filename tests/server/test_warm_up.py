@@ -66,6 +66,8 @@ async def _start(tmp_path: Path, quiet: str, *args: str, **env: str) -> tuple[Rp
     log = tmp_path / "imported.txt"
     command = [sys.executable, "-c", RECORDER, str(log), *args]
     environment = server_env(tmp_path / "agent", PI_LSP_WARM_UP=quiet, **env)
+    if quiet == "unset":  # as users start it: the default
+        del environment["PI_LSP_WARM_UP"]
     return await RpcClient.start(command, env=environment, quiet=True), log
 
 
@@ -101,6 +103,22 @@ async def test_a_quiet_server_loads_the_first_prompts_modules_and_the_prompt_use
             assert fake.requests[0].headers["x-api-key"] == "sk-test-warm"
         finally:
             await client.close(timeout=60)
+
+
+@pytest.mark.parametrize("setting", ["unset", "off"])
+async def test_on_unless_turned_off(tmp_path: Path, setting: str) -> None:
+    client, log = await _start(tmp_path, setting, "--stdio")
+    try:
+        await _initialize(client, tmp_path)
+        await client.request("pi/getServerStatus", {}, timeout=60)
+        if setting == "unset":
+            assert "anthropic:thread" in await _until_imported(log, "anthropic")
+        else:
+            await asyncio.sleep(2.0)  # four times the default quiet
+            assert "anthropic:thread" not in _imported(log)
+            assert "anthropic:loop" not in _imported(log)
+    finally:
+        await client.close(timeout=60)
 
 
 async def test_messages_that_keep_coming_keep_it_waiting(tmp_path: Path) -> None:
@@ -207,20 +225,21 @@ DEFAULT = warm_up.QUIET_SECONDS
 @pytest.mark.parametrize(
     ("value", "quiet"),
     [
-        ("", None),
+        ("", DEFAULT),
         ("0", None),
         ("off", None),
         ("No", None),
+        ("false", None),
         ("on", DEFAULT),
         ("2.5", 2.5),
-        ("soon", None),
+        ("soon", DEFAULT),
         ("-1", None),
         ("nan", None),
     ],
 )
 def test_the_environment_sets_the_quiet(value: str, quiet: float | None) -> None:
     assert warm_up.quiet_seconds({warm_up.ENV: value}) == quiet
-    assert warm_up.quiet_seconds({}) is None  # off unless asked for
+    assert warm_up.quiet_seconds({}) == DEFAULT  # on unless turned off
 
 
 async def test_a_close_during_the_warm_ups_build_waits_for_it_and_closes_what_it_built(
