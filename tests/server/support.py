@@ -157,9 +157,10 @@ def tool_result(call_id: str, text: str) -> dict[str, Any]:
 
 
 def write_linear_session(
-    path: Path, count: int, session_id: str = "0197b000-0000-7000-8000-00000000beef"
+    path: Path, count: int, session_id: str = "0197b000-0000-7000-8000-00000000beef", pad: str = ""
 ) -> Path:
-    """A v3 session of ``count`` alternating user/assistant messages in one chain, written fast."""
+    """A v3 session of ``count`` alternating user/assistant messages in one chain, written fast;
+    each text ends with ``pad`` (big sessions from few lines)."""
     import orjson
 
     header = {
@@ -177,11 +178,11 @@ def write_linear_session(
         if number % 2 == 0:
             message: dict[str, Any] = {
                 "role": "user",
-                "content": [{"type": "text", "text": f"question {number}"}],
+                "content": [{"type": "text", "text": f"question {number}{pad}"}],
                 "timestamp": 1767225600000 + number,
             }
         else:
-            message = assistant(f"answer {number}")["message"] | {"timestamp": 1767225600000 + number}
+            message = assistant(f"answer {number}{pad}")["message"] | {"timestamp": 1767225600000 + number}
         lines.append(
             orjson.dumps(
                 {

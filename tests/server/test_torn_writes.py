@@ -20,32 +20,10 @@ import orjson
 import pytest
 
 from pi_lsp.client.rpc_client import RpcClient
-from tests.server.support import start_raw
+from tests.server.support import start_raw, write_linear_session
 
 MESSAGES = 24
-TEXT = "the quick brown fox jumps over the lazy dog\n" * 24_000  # about 1 MB a message
-
-
-def _big_session(path: Path) -> Path:
-    stamp = "2026-01-01T00:00:00.000Z"
-    header = {"type": "session", "version": 3, "id": "torn-1", "timestamp": stamp, "cwd": "/p"}
-    lines: list[dict[str, object]] = [header]
-    parent = None
-    for number in range(MESSAGES):
-        entry_id = f"m{number:04d}"
-        message = {"role": "user", "content": [{"type": "text", "text": f"{number}\n{TEXT}"}], "timestamp": 1}
-        lines.append(
-            {
-                "type": "message",
-                "id": entry_id,
-                "parentId": parent,
-                "timestamp": stamp,
-                "message": message,
-            }
-        )
-        parent = entry_id
-    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
-    return path
+TEXT = "\nthe quick brown fox jumps over the lazy dog" * 24_000  # about 1 MB a message
 
 
 def _stop_and_continue(pid: int, done: threading.Event) -> None:
@@ -62,7 +40,7 @@ def _stop_and_continue(pid: int, done: threading.Event) -> None:
 
 @pytest.mark.parametrize("unbuffered", ["1", ""])
 async def test_a_big_answer_arrives_whole_across_stops(tmp_path: Path, unbuffered: str) -> None:
-    path = _big_session(tmp_path / "big.jsonl")
+    path = write_linear_session(tmp_path / "big.jsonl", MESSAGES, pad=TEXT)
     client: RpcClient = await start_raw(tmp_path, PYTHONUNBUFFERED=unbuffered)
     assert client._process is not None
     done = threading.Event()
@@ -77,8 +55,8 @@ async def test_a_big_answer_arrives_whole_across_stops(tmp_path: Path, unbuffere
             body = await request
             context = orjson.loads(body)["result"]
             texts = [message["content"][0]["text"] for message in context["messages"]]
-            assert [text.split("\n", 1)[0] for text in texts] == [str(n) for n in range(MESSAGES)]
-            assert all(text.endswith(TEXT) for text in texts)
+            words = ["answer" if n % 2 else "question" for n in range(MESSAGES)]
+            assert texts == [f"{word} {n}{TEXT}" for n, word in enumerate(words)]
         done.set()
         stopper.join()
         os.kill(pid, signal.SIGCONT)
