@@ -144,9 +144,9 @@ class Ours(Agent):
     @classmethod
     async def start(cls, root: Path, url: str) -> Ours:
         self = cls()
+        # PI_ settings left out: the server as it ships (the warm-up on, service/warm_up.py)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "ANTHROPIC_"))}
         env.update(PI_CODING_AGENT_DIR=str(root / "agent"), ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=url)
-        env["PI_LSP_WARM_UP"] = "on"  # measured with the warm-up (off by default: service/warm_up.py)
         cwd = None
         if self.checkout is not None:
             env["PYTHONPATH"] = str(self.checkout)

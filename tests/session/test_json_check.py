@@ -40,6 +40,15 @@ def test_what_is_not_one_json_value_in_utf8_is_refused(name: str) -> None:
     assert not each_one_value([good, REFUSED[name], good])
 
 
+def test_parts_that_make_up_for_each_other_are_refused() -> None:
+    """A part cut short closed by the next, and a part of two values: the count is right, the
+    lengths are not (the check counted values only, and took it)."""
+    parts = [b'{"a":"x', b'y"}', b'{"b":1},{"c":2}']
+    assert len(orjson.loads(b"[" + b",".join(parts) + b"]")) == len(parts)
+    assert not each_one_value(parts)
+    assert not each_one_value([b'{"a":1} 2'])
+
+
 def test_what_orjson_reads_is_accepted_and_numbers_beyond_a_double_too() -> None:
     parts = [
         b'{"a":"h\xc3\xa9llo \xe2\x98\x83 \xf0\x9f\x98\x80","b":[1,-0.5,2e10,true,null]}',
