@@ -31,6 +31,8 @@ MESSAGES = {
     "lone surrogate": b'{"role":"user","content":"\\ud800"}',
     "escaped quote": b'{"role":"user","content":"say \\"hi\\""}',
     "beyond a double": b'{"role":"user","content":"big","timestamp":1e400}',
+    "unclosed": b'{"role":"user","content":[{"type":"text","text":"a"}',
+    "closer": b'{"role":"user","content":"b"}]}',
 }
 KINDS = [*MESSAGES, "keys after", "other order", "compaction", "custom"]
 
@@ -81,3 +83,14 @@ def test_the_array_is_what_checking_each_line_gives(tmp_path: Path, kinds: list[
     assert first == expected
     assert again == expected
     json.loads(first)  # what is sent is JSON (an escaped lone surrogate is, as in pi)
+
+
+def test_damaged_lines_that_make_up_for_each_other_are_left_out(tmp_path: Path) -> None:
+    """An unclosed message closed by the next line's, and a line of two messages: as many values as
+    lines, so a check that counted values took them and sent other messages than pi's."""
+    kinds = ["plain", "unclosed", "closer", "two values", "unicode"]
+    path = _session(tmp_path / "s.jsonl", kinds)
+    manager = SessionManager.open(path, tmp_path, cwd_override="/p")
+    sent = orjson.loads(orjson.dumps(context_result(manager.context_view())["messages"]))
+    assert sent == orjson.loads(_checked_one_by_one(path))
+    assert [message["content"] for message in sent] == ["hello", "h\u00e9llo \u2603 \U0001f600"]
