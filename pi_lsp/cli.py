@@ -218,6 +218,9 @@ def editor_stdio_options(arguments: Sequence[str]) -> SimpleNamespace | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pi_lsp.full_writes import whole_text_stdout
+
+    whole_text_stdout()
     editor_start = editor_stdio_options(sys.argv[1:] if argv is None else argv)
     if editor_start is not None:
         return _reporting_errors(lambda: _serve(editor_start))

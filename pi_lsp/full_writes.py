@@ -5,14 +5,17 @@
 part of a buffer: a pipe whose reader is slower than the writer, interrupted by a signal, returns
 the count written so far. Dropping the rest tears the stream: an editor waiting for a 30 MB answer
 got its first 130 KB and then nothing, forever. Every protocol output and every append goes
-through :func:`write_all`.
+through :func:`write_all`; the command line's text output through a buffered layer that does
+the same (:func:`whole_text_stdout`).
 """
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 
-__all__ = ["write_all"]
+__all__ = ["whole_text_stdout", "write_all"]
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
@@ -22,3 +25,17 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data)[written:]
         while view:
             view = view[os.write(fd, view) :]
+
+
+def whole_text_stdout() -> None:
+    """Under ``PYTHONUNBUFFERED`` (``-u``), ``sys.stdout`` writes straight to a raw file, and
+    CPython's text layer drops what a partial write left (a Ctrl-Z while ``pi-lsp chat`` printed a
+    long tool result lost all but the first few hundred KB). Put a buffered layer between, which
+    writes the rest, flushing at each line and on every ``flush()`` as the unbuffered one did."""
+    out = sys.stdout
+    raw = getattr(out, "buffer", None)
+    if not isinstance(out, io.TextIOWrapper) or not isinstance(raw, io.FileIO):
+        return
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(raw), encoding=out.encoding, errors=out.errors, line_buffering=True
+    )

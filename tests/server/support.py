@@ -12,9 +12,11 @@ import asyncio
 import atexit
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -200,6 +202,19 @@ def write_linear_session(
 
 
 # ---------------------------------------------------------------------- processes
+
+
+def stop_and_continue(pid: int, done: threading.Event) -> None:
+    """SIGSTOP then SIGCONT, over and over until ``done``, as Ctrl-Z and ``fg`` or an attaching
+    debugger do: a write to a pipe or terminal under way then returns having written part."""
+    while not done.is_set():
+        try:
+            os.kill(pid, signal.SIGSTOP)
+            done.wait(0.002)
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            return
+        done.wait(0.003)
 
 
 def run_cli(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -20,22 +20,10 @@ import orjson
 import pytest
 
 from pi_lsp.client.rpc_client import RpcClient
-from tests.server.support import start_raw, write_linear_session
+from tests.server.support import start_raw, stop_and_continue, write_linear_session
 
 MESSAGES = 24
 TEXT = "\nthe quick brown fox jumps over the lazy dog" * 24_000  # about 1 MB a message
-
-
-def _stop_and_continue(pid: int, done: threading.Event) -> None:
-    """SIGSTOP then SIGCONT, over and over, as a suspended terminal job or an attaching debugger does."""
-    while not done.is_set():
-        try:
-            os.kill(pid, signal.SIGSTOP)
-            done.wait(0.002)
-            os.kill(pid, signal.SIGCONT)
-        except ProcessLookupError:
-            return
-        done.wait(0.003)
 
 
 @pytest.mark.parametrize("unbuffered", ["1", ""])
@@ -47,7 +35,7 @@ async def test_a_big_answer_arrives_whole_across_stops(tmp_path: Path, unbuffere
     try:
         await client.request("pi/openSession", {"path": str(path)}, timeout=60)
         pid = client._process.pid
-        stopper = threading.Thread(target=_stop_and_continue, args=(pid, done), daemon=True)
+        stopper = threading.Thread(target=stop_and_continue, args=(pid, done), daemon=True)
         for _ in range(3):  # each answer is ~24 MB, written while the server is stopped every few ms
             request = asyncio.ensure_future(client.request_raw("pi/buildContext", {}, timeout=30))
             if not stopper.is_alive():
