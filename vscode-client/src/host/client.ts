@@ -177,7 +177,11 @@ export function createClient(
     // Evaluated once connected: the token is that of the server just connected to.
     initializationOptions: () => ({ pi: shared?.token ? { ...currentPiSettings(), token: shared.token } : currentPiSettings() }),
     errorHandler: {
-      error: () => ({ action: ErrorAction.Continue }),
+      // Said in the pi output, not as a notification: the close that follows restarts or reconnects.
+      error: (error) => {
+        output.appendLine(`the connection to pi-lsp failed: ${error.message}`);
+        return { action: ErrorAction.Continue, handled: true };
+      },
       closed: () => {
         crashes += 1;
         if (crashes > 5) {

@@ -6,6 +6,7 @@
  */
 import { Methods } from "../shared/protocol";
 
+import { connectionLost } from "./connectionLost";
 import { hiddenByDefault } from "./treeFilter";
 
 type Json = Record<string, unknown>;
@@ -197,7 +198,13 @@ export class SessionTreeModel {
 
   /** One page of a segment's entries ending `total` entries from its start. */
   private async page(segmentId: string, params: { fromId?: string; beforeId?: string; limit: number }, total: number): Promise<TreeRow[]> {
-    const { entries } = await this.request<{ entries: Json[] }>(Methods.getBranch, params);
+    let entries: Json[];
+    try {
+      ({ entries } = await this.request<{ entries: Json[] }>(Methods.getBranch, params));
+    } catch (error) {
+      if (connectionLost(error)) return []; // redrawn when the session reopens
+      throw error;
+    }
     const rows: TreeRow[] = [];
     const remaining = total - entries.length;
     if (remaining > 0 && entries.length > 0) {
