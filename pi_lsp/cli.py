@@ -370,10 +370,8 @@ def _acp(args: argparse.Namespace) -> int:
 def _print_json(value: Any) -> None:
     import orjson
 
-    from pi_lsp.full_writes import write_all
-
+    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")  # buffered, so written whole (main)
     sys.stdout.flush()
-    write_all(sys.stdout.fileno(), orjson.dumps(value) + b"\n")
 
 
 def _sessions(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pi_lsp.checkpoints.entries import snapshots_in_line
 from pi_lsp.checkpoints.store import StoreError, WorkspaceStore, checkpoints_root
+from pi_lsp.full_writes import write_all
 
 KEEP_REF = "refs/pi-lsp/keep"
 SESSIONS_LIST = "sessions.txt"
@@ -50,7 +51,7 @@ def note_session(store: WorkspaceStore, session_file: str) -> None:
             return
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, line)
+            write_all(fd, line)
         finally:
             os.close(fd)
     except OSError as error:
