@@ -443,6 +443,8 @@ def create_async_client(
         default_headers=pi_headers,
     )
     from pi_lsp.llm.asyncio_network import use_asyncio_network
+    from pi_lsp.llm.http1 import use_direct_http1
 
     use_asyncio_network(client._client)  # the sockets on asyncio, not anyio (asyncio_network.py)
+    use_direct_http1(client._client)  # HTTP/1.1 without httpcore's and h11's layers (http1.py)
     return client

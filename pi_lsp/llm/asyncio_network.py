@@ -4,11 +4,12 @@ The SDK's HTTP stack (httpx2 over httpcore2) reads its sockets through anyio by 
 of a streamed reply then opens a cancel scope for the read timeout, checkpoints, and resumes and
 pauses the transport's reader: most of the server's CPU per streamed delta. This backend keeps
 what arrives in an asyncio protocol's buffer and hands it over without suspending when it is
-already there; a read that must wait has one timer for its timeout.
+already there; the reads that wait share one timer for their timeouts.
 
-Only the network layer changes: proxies, TLS contexts, connection pooling and HTTP parsing stay
-httpcore's and httpx's (``use_asyncio_network`` swaps the backend in pools the SDK already built).
-Errors are httpcore's own exceptions, so the SDK classifies them as before.
+The model client's own HTTP/1.1 (:mod:`.http1`) connects and reads through this backend; the
+pools that stay httpcore's (a proxy's) take it too (``use_asyncio_network`` swaps it in pools the
+SDK already built), with their proxy, TLS and HTTP handling unchanged. Errors are httpcore's own
+exceptions; :mod:`.http1` maps them to httpx's, so the SDK classifies them as before.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class _Buffered(asyncio.Protocol):
         self.error: BaseException | None = None
         self._reading_paused = False
         self._waiter: asyncio.Future[None] | None = None
+        self._deadline: float | None = None
+        self._timer: asyncio.TimerHandle | None = None
         self._writable: asyncio.Future[None] | None = None
 
     # -- asyncio callbacks
@@ -72,6 +75,9 @@ class _Buffered(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.ended = True
         self.error = exc
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self._wake()
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
@@ -110,16 +116,37 @@ class _Buffered(asyncio.Protocol):
         return first
 
     async def arrival(self, timeout: float | None) -> None:
-        """Wait until something arrives or the connection ends; TimeoutError after ``timeout``."""
+        """Wait until something arrives or the connection ends; TimeoutError after ``timeout``.
+
+        One timer serves the waits that follow each other (a streamed reply waits once per
+        delta): it is set for the first deadline, and when it fires before the current one it
+        is set again for that, instead of a new timer made and cancelled for every wait."""
         loop = asyncio.get_running_loop()
         waiter = self._waiter = loop.create_future()
-        timer = None if timeout is None else loop.call_later(timeout, _time_out, waiter)
+        if timeout is None:
+            self._deadline = None
+        else:
+            deadline = self._deadline = loop.time() + timeout
+            timer = self._timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(deadline, self._deadline_reached)
         try:
             await waiter
         finally:
             self._waiter = None
-            if timer is not None:
-                timer.cancel()
+
+    def _deadline_reached(self) -> None:
+        self._timer = None
+        waiter, deadline = self._waiter, self._deadline
+        if waiter is None or waiter.done() or deadline is None:
+            return  # no wait, or one without a timeout: the next wait with one sets a timer again
+        loop = waiter.get_loop()
+        if loop.time() >= deadline:
+            waiter.set_exception(TimeoutError())
+        else:
+            self._timer = loop.call_at(deadline, self._deadline_reached)
 
     async def drained(self, timeout: float | None) -> None:
         """Wait while the transport's write buffer is over its limit."""
@@ -130,11 +157,6 @@ class _Buffered(asyncio.Protocol):
             await asyncio.wait_for(asyncio.shield(writable), timeout)
         except TimeoutError:
             raise WriteTimeout("timed out writing to the model's server") from None
-
-
-def _time_out(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_exception(TimeoutError())
 
 
 class AsyncioStream(AsyncNetworkStream):

@@ -9,30 +9,33 @@ layers per chunk (a streamed reply is one chunk per delta).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
 
 Frame = tuple[str | None, str, list[str]]
 """An event: its name (None when it had no ``event:`` line), its data lines joined, its raw lines."""
 
 
-async def sse_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
-    """The lines of a body arriving in ``chunks`` (UTF-8, a bad byte replaced), without their ends;
-    a last line with no end is given too."""
-    held = b""
-    async for chunk in chunks:
-        data = held + chunk if held else chunk
+class SseLines:
+    """Splits a body arriving in chunks into its lines (UTF-8, a bad byte replaced), without their
+    ends: ``feed`` each chunk, then ``end`` gives a last line that had no end."""
+
+    def __init__(self) -> None:
+        self._held = b""
+
+    def feed(self, chunk: bytes) -> list[str]:
+        data = self._held + chunk if self._held else chunk
         tail = b""
         if b"\r" in data:
             if data.endswith(b"\r"):  # perhaps the first half of \r\n: decided by the next chunk
                 data, tail = data[:-1], b"\r"
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = data.split(b"\n")
-        held = lines.pop() + tail
-        for line in lines:
-            yield line.decode("utf-8", "replace")
-    if held:
-        yield held.removesuffix(b"\r").decode("utf-8", "replace")  # held has no line end inside
+        self._held = lines.pop() + tail
+        return [line.decode("utf-8", "replace") for line in lines]
+
+    def end(self) -> list[str]:
+        held, self._held = self._held, b""
+        return [held.removesuffix(b"\r").decode("utf-8", "replace")] if held else []  # no line end inside
 
 
 @dataclass

@@ -35,7 +35,7 @@ from pi_lsp.jscompat import js_stringify, js_truthy
 from pi_lsp.llm.models import API, PROVIDER, ModelInfo, calculate_cost, empty_usage
 from pi_lsp.llm.partial_json import parse_json_with_repair, parse_streaming_json, v8_json_error
 from pi_lsp.llm.request import MessagesRequest
-from pi_lsp.llm.sse import Frame, SseState, sse_lines
+from pi_lsp.llm.sse import Frame, SseLines, SseState
 from pi_lsp.secrets import redact
 
 if TYPE_CHECKING:
@@ -243,6 +243,8 @@ async def _consume(
 ) -> None:
     import httpx2
 
+    from pi_lsp.llm.http1 import body_parts
+
     response: httpx2.Response = await client.post(
         MESSAGES_PATH,
         cast_to=httpx2.Response,  # the response unread: its SSE lines are read below
@@ -253,11 +255,10 @@ async def _consume(
     try:
         phase[0] = "streaming"
         assembler.emit({"type": "start"})
-        state = SseState()
-        async for line in sse_lines(response.aiter_bytes()):
-            frame = state.feed(line)
-            if frame is not None:
-                _dispatch(frame, assembler)
+        splitter, state = SseLines(), SseState()
+        async for chunk in body_parts(response):
+            _fold(splitter.feed(chunk), state, assembler)
+        _fold(splitter.end(), state, assembler)
         frame = state.flush()
         if frame is not None:
             _dispatch(frame, assembler)
@@ -265,6 +266,14 @@ async def _consume(
         await response.aclose()
     if assembler.saw_start and not assembler.saw_stop:
         raise StreamFailure(STREAM_ENDED_EARLY)
+
+
+def _fold(lines: list[str], state: SseState, assembler: _Assembler) -> None:
+    """Fold lines into events and hand each finished one on."""
+    for line in lines:
+        frame = state.feed(line)
+        if frame is not None:
+            _dispatch(frame, assembler)
 
 
 def _dispatch(frame: Frame, assembler: _Assembler) -> None:

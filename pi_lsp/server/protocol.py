@@ -238,8 +238,8 @@ class PiProtocol(LanguageServerProtocol):
     def notify(self, method: str, params: Any | None = None) -> None:
         """Plain-JSON params are sent as they are, also for LSP methods such as ``$/progress``
         (pygls would wrap them in its typed notification and fail to encode a dict)."""
-        if isinstance(params, dict):
-            self._send_data(JsonRPCNotification(method=method, params=params, jsonrpc="2.0"))
+        if isinstance(params, dict):  # straight to the wire: a streamed run sends one per delta
+            self._write_payload({"jsonrpc": "2.0", "method": method, "params": params})
             return
         super().notify(method, params)
 

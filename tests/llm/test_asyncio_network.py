@@ -5,12 +5,8 @@ TLS) raise httpcore's own errors, as anyio's backend did."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import socket
 import ssl
-import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpcore2
@@ -18,24 +14,16 @@ import pytest
 
 from pi_lsp.llm.anthropic_client import create_async_client
 from pi_lsp.llm.asyncio_network import AsyncioNetwork, AsyncioStream, use_asyncio_network
+from pi_lsp.llm.http1 import DirectHTTP1
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, text_stream
-
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
-
-@asynccontextmanager
-async def serving(handler: Handler, tls: ssl.SSLContext | None = None) -> AsyncIterator[int]:
-    server = await asyncio.start_server(handler, "127.0.0.1", 0, ssl=tls)
-    try:
-        yield server.sockets[0].getsockname()[1]
-    finally:
-        server.close()
-        await server.wait_closed()
+from tests.llm.loopback import make_certificate, serving
 
 
 def _pools(client: object) -> list[object]:
+    """The client's httpcore pools: its proxies' mounts (its own transport is ``http1.py``'s)."""
     http = client._client  # type: ignore[attr-defined]
-    return [transport._pool for transport in [http._transport, *http._mounts.values()]]
+    transports = [http._transport, *http._mounts.values()]
+    return [transport._pool for transport in transports if hasattr(transport, "_pool")]
 
 
 async def test_the_sdk_client_streams_a_reply_through_the_asyncio_backend(
@@ -54,7 +42,7 @@ async def test_the_sdk_client_streams_a_reply_through_the_asyncio_backend(
         [Reply(events=text_stream("Hello from the loopback.", "Second block."))]
     ) as fake:
         client = create_async_client("sk-test", fake.url, max_retries=0)
-        assert all(isinstance(pool._network_backend, AsyncioNetwork) for pool in _pools(client))  # type: ignore[attr-defined]
+        assert isinstance(client._client._transport, DirectHTTP1)  # its connections are this backend's
         texts: list[str] = []
         async with client.messages.stream(
             model="claude-test", max_tokens=100, messages=[{"role": "user", "content": "hi"}]
@@ -72,7 +60,8 @@ def test_a_proxy_from_the_environment_keeps_its_pool_and_gets_the_backend_too(
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     client = create_async_client("sk-test", "https://api.example.test")
     pools = _pools(client)
-    assert len(pools) >= 2, "the environment's proxy is mounted (the SDK's own client, not one of ours)"
+    assert pools, "the environment's proxy is mounted (the SDK's own client, not one of ours)"
+    assert isinstance(client._client._transport, DirectHTTP1)  # what no proxy reaches
     assert any(isinstance(pool, httpcore2.AsyncHTTPProxy) for pool in pools)
     assert all(isinstance(pool._network_backend, AsyncioNetwork) for pool in pools)  # type: ignore[attr-defined]
 
@@ -92,6 +81,37 @@ async def test_a_read_that_waits_past_its_timeout_is_a_read_timeout() -> None:
         # The connection is still usable after a timeout: a later read waits again.
         with pytest.raises(httpcore2.ReadTimeout):
             await stream.read(1024, timeout=0.05)
+        await stream.aclose()
+
+
+async def test_each_wait_has_its_own_timeout_from_when_it_starts() -> None:
+    """The waits of one connection share a timer (``_Buffered.arrival``): a deadline moves with
+    each wait, a longer one after a shorter one is not cut short, a shorter one after a longer one
+    is not kept waiting."""
+    more = asyncio.Event()
+
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for _ in range(6):  # 0.6 s in all, longer than one wait's timeout
+            writer.write(b"x")
+            await writer.drain()
+            await asyncio.sleep(0.1)
+        await more.wait()
+        writer.write(b"y")
+        await writer.drain()
+        await reader.read()
+
+    async with serving(trickle) as port:
+        stream = await AsyncioNetwork().connect_tcp("127.0.0.1", port, timeout=5)
+        received = b""
+        while len(received) < 6:
+            received += await stream.read(1024, timeout=0.3)
+        assert received == b"xxxxxx"
+        with pytest.raises(httpcore2.ReadTimeout):
+            await asyncio.wait_for(stream.read(1024, timeout=0.05), 2)
+        asyncio.get_running_loop().call_later(0.2, more.set)  # after the short wait's deadline
+        assert await stream.read(1024, timeout=5) == b"y"
+        with pytest.raises(httpcore2.ReadTimeout):  # the 5 s wait's timer is pending; this one is 0.1 s
+            await asyncio.wait_for(stream.read(1024, timeout=0.1), 2)
         await stream.aclose()
 
 
@@ -155,18 +175,7 @@ async def test_a_body_larger_than_the_buffer_arrives_whole_in_order() -> None:
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed certificate for localhost, made with the openssl command."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.fail("the openssl command is needed to make a test certificate")
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    return cert, key
+    return make_certificate(tmp_path_factory.mktemp("tls"))
 
 
 async def test_tls_is_started_on_the_connection_and_a_wrong_certificate_refused(

@@ -2,31 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
-from pi_lsp.llm.sse import SseState, sse_lines
+from pi_lsp.llm.sse import SseLines, SseState
 
 BODY = 'event: a\r\ndata: {"t":"x\u2028y\x85z"}\r\n\r\n: comment\rdata: 2\r\rdata: é\n\nlast'
 LINES = ["event: a", 'data: {"t":"x\u2028y\x85z"}', "", ": comment", "data: 2", "", "data: é", "", "last"]
 
 
-async def _chunks(parts: list[bytes]) -> AsyncIterator[bytes]:
-    for part in parts:
-        yield part
+def _lines(parts: list[bytes]) -> list[str]:
+    splitter = SseLines()
+    return [line for part in parts for line in splitter.feed(part)] + splitter.end()
 
 
-async def _lines(parts: list[bytes]) -> list[str]:
-    return [line async for line in sse_lines(_chunks(parts))]
-
-
-async def test_lines_are_the_same_wherever_the_chunks_split() -> None:
+def test_lines_are_the_same_wherever_the_chunks_split() -> None:
     body = BODY.encode()
-    assert await _lines([body]) == LINES
-    assert await _lines([bytes([b]) for b in body]) == LINES  # one byte at a time, é split too
+    assert _lines([body]) == LINES
+    assert _lines([bytes([b]) for b in body]) == LINES  # one byte at a time, é split too
     for cut in range(1, len(body)):
-        assert await _lines([body[:cut], body[cut:]]) == LINES, cut
+        assert _lines([body[:cut], body[cut:]]) == LINES, cut
 
 
 @pytest.mark.parametrize(
@@ -39,8 +33,8 @@ async def test_lines_are_the_same_wherever_the_chunks_split() -> None:
         (b"\xff\n", ["\ufffd"]),  # a bad byte is replaced
     ],
 )
-async def test_the_end_of_the_body(body: bytes, lines: list[str]) -> None:
-    assert await _lines([body]) == lines
+def test_the_end_of_the_body(body: bytes, lines: list[str]) -> None:
+    assert _lines([body]) == lines
 
 
 def test_lines_fold_into_events() -> None:
