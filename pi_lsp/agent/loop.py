@@ -20,6 +20,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pi_lsp.agent.partial_reply import PartialReply
+
 Message = dict[str, Any]
 Event = dict[str, Any]
 
@@ -138,7 +140,7 @@ class AgentLoop:
         self.abort = abort
         self.new_messages: list[Message] = []
         self.entry_ids: list[str] = []
-        self.partial: Message | None = None  # the assistant message being streamed
+        self.partial: PartialReply | None = None  # the assistant message being streamed
         self.running_tools: dict[str, dict[str, Any]] = {}
 
     async def run(self, prompts: Sequence[Message]) -> list[Message]:
@@ -222,14 +224,15 @@ class AgentLoop:
                 started = True
                 partial = event.get("partial")
                 if isinstance(partial, Mapping):
-                    self.partial = dict(partial)
+                    self.partial = PartialReply(partial)
                 elif self.hooks.partial_message is not None:
-                    self.partial = self.hooks.partial_message()
+                    self.partial = PartialReply(self.hooks.partial_message())
                 else:
-                    self.partial = {"role": "assistant", "content": []}
-                self.hooks.emit({"type": "message_start", "message": dict(self.partial)})
+                    self.partial = PartialReply({"role": "assistant", "content": []})
+                self.hooks.emit({"type": "message_start", "message": self.partial.snapshot()})
             elif kind in UPDATE_EVENTS and started:
-                self._track_partial(event)
+                if self.partial is not None:
+                    self.partial.apply(event)
                 self.hooks.emit(wire_update(event))
 
         try:
@@ -242,34 +245,6 @@ class AgentLoop:
         self.new_messages.append(message)
         await self._end_message(message)
         return message
-
-    def _track_partial(self, event: Event) -> None:
-        """Keep a light copy of the streamed message for ``pi/getRunState`` (late joiners)."""
-        partial = self.partial
-        if partial is None:
-            return
-        content = partial.setdefault("content", [])
-        index = event.get("contentIndex")
-        if not isinstance(index, int):
-            return
-        while len(content) <= index:
-            content.append({})
-        block = content[index]
-        kind = event["type"]
-        if kind == "text_start":
-            content[index] = {"type": "text", "text": ""}
-        elif kind == "thinking_start":
-            content[index] = {"type": "thinking", "thinking": ""}
-        elif kind == "toolcall_start":
-            content[index] = {"type": "toolCall", "partialJson": ""}
-        elif kind == "text_delta":
-            block["text"] = block.get("text", "") + str(event.get("delta", ""))
-        elif kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + str(event.get("delta", ""))
-        elif kind == "toolcall_delta":
-            block["partialJson"] = block.get("partialJson", "") + str(event.get("delta", ""))
-        elif kind == "toolcall_end" and isinstance(event.get("toolCall"), Mapping):
-            content[index] = dict(event["toolCall"])
 
     # ------------------------------------------------------------------ tools
 

@@ -245,7 +245,7 @@ class Runner:
         if loop is None:
             return state
         if loop.partial is not None:
-            state["partial"] = loop.partial
+            state["partial"] = loop.partial.snapshot()
         state["tools"] = [dict(tool) for tool in loop.running_tools.values()]
         return state
 

@@ -87,6 +87,9 @@ class _Assembler:
         # rather than after every delta as pi does: the result is the same, without the
         # quadratic cost of re-parsing a long argument on each small delta
         self.partial_json: dict[int, list[str]] = {}
+        # content index → the text (or thinking) of its deltas, joined when the block ends: adding
+        # each to a growing string copied the whole text on every delta
+        self.texts: dict[int, list[str]] = {}
         self.saw_start = False
         self.saw_stop = False
 
@@ -156,21 +159,40 @@ class _Assembler:
         block = self.content[position]
         kind, block_type = delta.get("type"), block["type"]
         if kind == "text_delta" and block_type == "text":
-            block["text"] += delta["text"]
-            self.emit({"type": "text_delta", "contentIndex": position, "delta": delta["text"]})
+            text = delta["text"]
+            self._add_text(position, block, "text", text)
+            self.emit({"type": "text_delta", "contentIndex": position, "delta": text})
         elif kind == "thinking_delta" and block_type == "thinking":
-            block["thinking"] += delta["thinking"]
-            self.emit({"type": "thinking_delta", "contentIndex": position, "delta": delta["thinking"]})
+            text = delta["thinking"]
+            self._add_text(position, block, "thinking", text)
+            self.emit({"type": "thinking_delta", "contentIndex": position, "delta": text})
         elif kind == "input_json_delta" and block_type == "toolCall":
             self.partial_json.setdefault(position, []).append(delta["partial_json"])
             self.emit({"type": "toolcall_delta", "contentIndex": position, "delta": delta["partial_json"]})
         elif kind == "signature_delta" and block_type == "thinking":
             block["thinkingSignature"] = (block.get("thinkingSignature") or "") + delta["signature"]
 
+    def _add_text(self, position: int, block: dict[str, Any], field: str, text: Any) -> None:
+        if type(text) is not str:
+            block[field] += text  # the TypeError a string and another value make, as before
+        pieces = self.texts.get(position)
+        if pieces is None:
+            self.texts[position] = [text]
+        else:
+            pieces.append(text)
+
+    def _join_text(self, position: int) -> None:
+        pieces = self.texts.pop(position, None)
+        if pieces is not None:
+            block = self.content[position]
+            field = "text" if block["type"] == "text" else "thinking"
+            block[field] += "".join(pieces)
+
     def _block_stop(self, index: int) -> None:
         position = self.open_blocks.pop(index, None)
         if position is None:
             return
+        self._join_text(position)
         block = self.content[position]
         if block["type"] == "text":
             self.emit({"type": "text_end", "contentIndex": position, "content": block["text"]})
@@ -180,8 +202,11 @@ class _Assembler:
             block["arguments"] = parse_streaming_json("".join(self.partial_json.pop(position, [])))
             self.emit({"type": "toolcall_end", "contentIndex": position, "toolCall": block})
 
-    def settle_arguments(self) -> None:
-        """Give tool calls cut off mid-stream the arguments parsed from what arrived."""
+    def settle(self) -> None:
+        """Give blocks cut off mid-stream the text that arrived, and tool calls the arguments
+        parsed from what arrived."""
+        for position in list(self.texts):
+            self._join_text(position)
         for position, pieces in self.partial_json.items():
             self.content[position]["arguments"] = parse_streaming_json("".join(pieces))
         self.partial_json.clear()
@@ -380,7 +405,7 @@ async def stream_assistant_message(
     failure = (
         ABORTED_BEFORE_RESPONSE if abort.is_set() else await _run(client, request, assembler, phase, abort)
     )
-    assembler.settle_arguments()
+    assembler.settle()
     if failure is None and output["stopReason"] in ("aborted", "error"):
         failure = UNKNOWN_ERROR
     if failure is None:
