@@ -49,7 +49,8 @@ class SseState:
     def flush(self) -> Frame | None:
         if self.event is None and not self.data:
             return None
-        result = (self.event, "\n".join(self.data), list(self.raw))
+        data = self.data[0] if len(self.data) == 1 else "\n".join(self.data)
+        result = (self.event, data, self.raw)
         self.event, self.data, self.raw = None, [], []
         return result
 

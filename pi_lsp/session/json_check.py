@@ -32,7 +32,7 @@ def values_reader() -> tuple[Callable[[bytes], list[Any]], type[Exception]]:
     return msgspec.json.Decoder(list[msgspec.Raw]).decode, msgspec.DecodeError
 
 
-def each_one_value(parts: Sequence[bytes]) -> bool:
+def each_one_value(parts: Sequence[bytes | memoryview]) -> bool:
     """Whether every part is exactly one JSON value in valid UTF-8, checked as arrays of about
     :data:`CHUNK_BYTES` (while a megabyte is in the processor's cache: one parse of a whole
     context was no faster). Each value must be as long as its part: counting alone let two damaged
@@ -50,11 +50,13 @@ def each_one_value(parts: Sequence[bytes]) -> bool:
     return True
 
 
-def _same_lengths(values: Sequence[Any], parts: Sequence[bytes]) -> bool:
+def _same_lengths(values: Sequence[Any], parts: Sequence[bytes | memoryview]) -> bool:
     """Whether each value spans its whole part (JSON's space around it aside)."""
     if not any(map(int.__ne__, map(len, values), map(len, parts))):
         return True
-    return all(len(value) == len(part.strip(b" \t\n\r")) for value, part in zip(values, parts, strict=True))
+    return all(
+        len(value) == len(bytes(part).strip(b" \t\n\r")) for value, part in zip(values, parts, strict=True)
+    )
 
 
 def utf8(data: bytes) -> bool:
@@ -68,13 +70,13 @@ def utf8(data: bytes) -> bool:
     return True
 
 
-def utf8_parts(parts: Sequence[bytes]) -> bool:
+def utf8_parts(parts: Sequence[bytes | memoryview]) -> bool:
     """:func:`utf8` of every part, joined about :data:`CHUNK_BYTES` at a time (no split inside a
     part, so none inside a character; no string of the whole)."""
     return all(utf8(b"".join(parts[start:end])) for start, end in _runs(parts))
 
 
-def _runs(parts: Sequence[bytes]) -> Iterator[tuple[int, int]]:
+def _runs(parts: Sequence[bytes | memoryview]) -> Iterator[tuple[int, int]]:
     """``(start, end)`` of consecutive parts of about :data:`CHUNK_BYTES` together, in order."""
     start = size = 0
     for end, part in enumerate(parts, start=1):

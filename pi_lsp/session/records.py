@@ -127,6 +127,8 @@ def _normalized_head(text: str) -> str:
     return " ".join(text.split())[:PREVIEW_CHARS]
 
 
+_TRAILING_SPACE = frozenset(b" \t\n\r\x0b\x0c")
+
 _BROKEN = -2
 """``message_start`` of a line indexed from its head that turned out not to be JSON."""
 
@@ -344,11 +346,16 @@ class EntryRecord:
         """Whether the line is known to be JSON (parsed whole, or its message checked since)."""
         return self._checked
 
-    def message_json_unchecked(self) -> bytes:
+    def message_json_unchecked(self) -> memoryview:
         """The message's bytes of a line indexed from its head and not checked yet, for a caller
-        that checks what it sends itself and then calls :func:`mark_checked`."""
+        that checks what it sends itself and then calls :func:`mark_checked`: a view of the stored
+        line, not a copy (a whole context is copied once, into its answer)."""
         assert not self._checked and self.message_start >= 0
-        return self._message_slice()
+        body = self._body
+        end = len(body)
+        while end and body[end - 1] in _TRAILING_SPACE:  # what ``bytes.rstrip`` takes
+            end -= 1
+        return memoryview(body)[self.message_start : end - 1]
 
     def _message_slice(self) -> bytes:
         return self._body.rstrip()[self.message_start : -1]

@@ -92,7 +92,7 @@ class ContextView:
         valid: the lines not checked yet are checked by parsing the parts as they will be sent,
         a megabyte at a time, instead of one by one. None when a check fails: then
         :meth:`message_json` finds what to leave out or re-encode."""
-        parts: list[bytes] = []
+        parts: list[bytes | memoryview] = []
         append = parts.append
         unchecked: list[EntryRecord] = []
         for item in self.items:
@@ -111,8 +111,8 @@ class ContextView:
             return None  # a line that is not UTF-8 is re-encoded the way pi reads it
         if not parts:
             return b"[]"
-        parts[0] = b"[" + parts[0]  # the brackets on the end parts: the answer is copied once
-        parts[-1] += b"]"
+        parts[0] = b"".join((b"[", parts[0]))  # the brackets on the end parts: the answer is copied once
+        parts[-1] = b"".join((parts[-1], b"]"))
         return b",".join(parts)
 
     def to_context(self) -> SessionContext:
