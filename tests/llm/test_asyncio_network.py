@@ -16,7 +16,7 @@ from pi_lsp.llm.anthropic_client import create_async_client
 from pi_lsp.llm.asyncio_network import AsyncioNetwork, AsyncioStream, use_asyncio_network
 from pi_lsp.llm.http1 import DirectHTTP1
 from tests.llm.fake_anthropic import FakeAnthropic, Reply, text_stream
-from tests.llm.loopback import make_certificate, serving
+from tests.llm.loopback import server_tls, serving
 
 
 def _pools(client: object) -> list[object]:
@@ -173,17 +173,11 @@ async def test_a_body_larger_than_the_buffer_arrives_whole_in_order() -> None:
         await stream.aclose()
 
 
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return make_certificate(tmp_path_factory.mktemp("tls"))
-
-
 async def test_tls_is_started_on_the_connection_and_a_wrong_certificate_refused(
     certificate: tuple[Path, Path],
 ) -> None:
     cert, key = certificate
-    server_side = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_side.load_cert_chain(cert, key)
+    server_side = server_tls(cert, key)
 
     async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

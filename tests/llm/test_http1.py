@@ -15,7 +15,7 @@ import pytest
 
 from pi_lsp.llm.anthropic_client import create_async_client
 from pi_lsp.llm.http1 import DirectHTTP1, body_parts, use_direct_http1
-from tests.llm.loopback import make_certificate, serving
+from tests.llm.loopback import server_tls, serving
 
 Answer = Callable[["Server", asyncio.StreamWriter, int, bytes, bytes], Awaitable[bool]]
 """Writes the response to a request (the server, the writer, the request's number, head and body);
@@ -328,17 +328,11 @@ async def test_silence_is_a_read_timeout_and_a_refused_port_a_connect_error() ->
             await fetch(client, f"http://127.0.0.1:{port}/")  # the server is gone
 
 
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return make_certificate(tmp_path_factory.mktemp("tls"))
-
-
 async def test_https_verifies_the_certificate_and_keeps_the_connection(
     certificate: tuple[Path, Path],
 ) -> None:
     cert, key = certificate
-    server_side = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_side.load_cert_chain(cert, key)
+    server_side = server_tls(cert, key)
     server = Server(replying(CHUNKED))
     async with serving(server.handle, tls=server_side) as port:
         transport = DirectHTTP1(ssl.create_default_context(cafile=str(cert)))
