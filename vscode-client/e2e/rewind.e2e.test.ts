@@ -61,7 +61,13 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
    * after it opened, and a redraw of the tree (a run's last notifications) can close it: then it is
    * opened again, as a user would.
    */
-  const fromMenu = async (wb: Workbench, row: Locator, item: string, done: () => Promise<boolean>): Promise<void> => {
+  const fromMenu = async (
+    wb: Workbench,
+    row: Locator,
+    item: string,
+    done: () => Promise<boolean>,
+    reveal: () => Promise<void> = async () => {},
+  ): Promise<void> => {
     const entry = wb.page.locator(".context-view").getByRole("menuitem", { name: item });
     await eventually(
       `${item} chosen from the menu`,
@@ -70,8 +76,10 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
         if (await entry.isVisible()) {
           await entry.hover();
           await wb.page.keyboard.press("Enter");
-        } else {
+        } else if (await row.isVisible()) {
           await row.click({ button: "right" });
+        } else {
+          await reveal(); // a late redraw folded its branch: opened again, as a user would
         }
         return done();
       },
@@ -163,20 +171,25 @@ test("rewind and review in a real VS Code: per-hunk accept, the Changes view, a 
       const branchA = wb.treeRows.filter({ hasText: /user: Write alpha\.txt/ }).first();
       await seeVisible(branchA, 15_000);
       const reply = wb.treeRows.filter({ hasText: "assistant: alpha.txt is written." }).first();
-      // Expanded until its reply shows (a refresh of the tree right after the run may fold it again).
+      // Expanded until its reply shows. The run's last refresh of the tree turns this branch from
+      // the current one (open) to another (folded), and under load it can come after the user
+      // opened it: then it is opened again.
+      const expandBranchA = async (): Promise<void> => {
+        if ((await branchA.getAttribute("aria-expanded")) === "false") await branchA.click();
+      };
       await eventually(
         "the other branch expanded",
         async () => {
           if (await reply.isVisible()) return true;
-          if ((await branchA.getAttribute("aria-expanded")) === "false") await branchA.click();
+          await expandBranchA();
           return false;
         },
         (shown) => shown,
         15_000,
       );
+      await fromMenu(wb, reply, "Label…", () => wb.quickInput.getByRole("textbox").isVisible(), expandBranchA);
       // The branch the user opened stays open when the tree is redrawn (here by a label, which
       // appends an entry): the rows under the pointer do not move.
-      await fromMenu(wb, reply, "Label…", () => wb.quickInput.getByRole("textbox").isVisible());
       await wb.quickInput.getByRole("textbox").fill("before beta");
       await wb.page.keyboard.press("Enter");
       await seeVisible(wb.treeRows.filter({ hasText: "[before beta]" }), 15_000);
