@@ -358,6 +358,10 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       await eventually("the reply from the new server", () => hellos.count(), (n) => n === before + 1, 30_000);
       await wb.runEnded();
       await wb.screenshot("after-server-restart");
+      // A recovery the window made by itself is not reported as errors: the views waited for the
+      // session to be open again, and requests lost with the dead server are only logged.
+      const toasts = await wb.page.locator(".notifications-toasts .notification-list-item-message").allInnerTexts();
+      assert.deepEqual(toasts.filter((text) => /no active session|Pending response rejected/.test(text)), []);
     });
   } finally {
     if (failed || t.signal.aborted) process.stderr.write(`\n${run.describe()}\n`);

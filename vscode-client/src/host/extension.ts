@@ -13,6 +13,7 @@ import { registerRewindCommands } from "./rewindCommands";
 import { registerSessionDocuments } from "./sessionDocuments";
 import { SessionTreeProvider } from "./sessionTree";
 import { ServerNotFoundError } from "./serverCommand";
+import { connectionLost } from "./connectionLost";
 import { registerTreeCommands } from "./treeCommands";
 import { Notifications, ServerRequestMethods, type CompactionEnded, type CompactionStarted, type PiEventParams, type SessionChanged } from "../shared/protocol";
 
@@ -20,8 +21,15 @@ let client: LanguageClient | undefined;
 /** The user's shared server, when windows share one (pi.server.shared). */
 let shared: SharedServerLink | undefined;
 
+let log: vscode.OutputChannel | undefined;
+
 function reportError(error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
+  if (connectionLost(error)) {
+    // The server went away under the request: the window restarts or reconnects and redraws.
+    log?.appendLine(`a request was lost with its connection: ${message}`);
+    return;
+  }
   void vscode.window.showErrorMessage(`pi: ${message}`);
 }
 
@@ -46,13 +54,19 @@ async function reportNoServer(error: ServerNotFoundError, output: vscode.OutputC
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("pi");
+  log = output;
   const gauge = new ContextGauge();
   gauge.show(undefined);
   const running = (): LanguageClient => {
     if (!client) throw new Error("pi-lsp is not running.");
     return client;
   };
-  const request = <T>(method: string, params: object): Promise<T> => running().sendRequest<T>(method, params);
+  // The views' requests wait while the session is being opened again (a restarted or new shared
+  // server has none open until then: they would fail with "there is no active session").
+  const request = async <T>(method: string, params: object): Promise<T> => {
+    await session.ready();
+    return running().sendRequest<T>(method, params);
+  };
   const session = new PiSession(running, context.workspaceState);
   const tree = new SessionTreeProvider(() => session.tree(), request, (error) => output.appendLine(`tree refresh failed: ${String(error)}`));
   // Restored diff and System Prompt tabs wait in session.ready() for the server and the last session.
