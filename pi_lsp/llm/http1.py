@@ -16,6 +16,7 @@ keeps its pool), HTTP/2, a Unix socket, a local address, connect retries (``use_
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -67,6 +68,7 @@ class _Connection:
     def __init__(self, stream: Any, origin: Origin) -> None:
         self.stream = stream
         self.origin = origin
+        self.loop = asyncio.get_running_loop()  # its sockets are that loop's
         self.data = b""
         self.pos = 0
         self.idle_since = 0.0
@@ -100,10 +102,17 @@ class _Connection:
         return piece
 
     def idle_and_open(self) -> bool:
-        """Whether an idle connection can take a request: nothing arrived on it and it is open."""
-        return self.pos >= len(self.data) and not self.stream.get_extra_info("is_readable")
+        """Whether an idle connection can take a request: nothing arrived on it, it is open, and
+        it belongs to the running event loop (a client used again under another ``asyncio.run``)."""
+        return (
+            self.pos >= len(self.data)
+            and not self.stream.get_extra_info("is_readable")
+            and self.loop is asyncio.get_running_loop()
+        )
 
     async def aclose(self) -> None:
+        if self.loop is not asyncio.get_running_loop():
+            return  # another loop's (an earlier ``asyncio.run``): only that loop may touch it
         with contextlib.suppress(Exception):
             await self.stream.aclose()
 

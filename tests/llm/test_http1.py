@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import http.server
 import ssl
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -360,3 +362,38 @@ def test_clients_it_cannot_stand_for_keep_their_transport() -> None:
         client = httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport(**kind))  # type: ignore[arg-type]
         assert not use_direct_http1(client)
         assert isinstance(client._transport, httpx2.AsyncHTTPTransport)
+
+
+def test_a_client_used_again_under_another_event_loop_opens_a_new_connection() -> None:
+    """A kept connection belongs to the loop that opened it (a CLI command may run a client under
+    two ``asyncio.run`` calls): the next loop opens its own instead of writing to a dead one."""
+    connections: list[object] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keeps the connection open between requests
+
+        def setup(self) -> None:
+            connections.append(self)
+            super().setup()
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = direct()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        for _ in range(2):  # without the check the second hung, writing to the first loop's socket
+            assert asyncio.run(asyncio.wait_for(fetch(client, url), 10))[1] == b"ok"
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(connections) == 2
