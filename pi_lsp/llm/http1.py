@@ -132,13 +132,18 @@ class _Head:
         return [value for key, value in self.headers if key.lower() == name]
 
     def tokens(self, name: bytes) -> list[bytes]:
-        return [token.strip().lower() for value in self.values(name) for token in value.split(b",")]
+        return _tokens(self.values(name))
 
     def keeps_alive(self) -> bool:
         connection = self.tokens(b"connection")
         if self.version == b"HTTP/1.0":
             return b"keep-alive" in connection
         return b"close" not in connection
+
+
+def _tokens(values: Iterable[bytes]) -> list[bytes]:
+    """The comma-separated tokens of a header's values, lowercased (``Connection``, ``Transfer-Encoding``)."""
+    return [token.strip().lower() for value in values for token in value.split(b",")]
 
 
 def _parse_status(line: bytes) -> tuple[bytes, int, bytes]:
@@ -299,9 +304,7 @@ class DirectHTTP1(httpx2.AsyncBaseTransport):
             await connection.aclose()
             raise
         parts, framed = self._body(connection, request.method, head, timeouts.get("read"))
-        asks_close = "close" in [
-            token.strip() for token in request.headers.get("connection", "").lower().split(",")
-        ]
+        asks_close = b"close" in _tokens(v for k, v in request.headers.raw if k.lower() == b"connection")
         reusable = framed and head.keeps_alive() and not asks_close
         body = _Body(self, connection, parts, reusable)
         return httpx2.Response(

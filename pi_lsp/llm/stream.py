@@ -83,13 +83,11 @@ class _Assembler:
         self.output = output
         self.emit = on_event
         self.open_blocks: dict[int, int] = {}  # Anthropic block index → content index
-        # content index → tool-call JSON so far; parsed when the block ends (or the call fails)
-        # rather than after every delta as pi does: the result is the same, without the
-        # quadratic cost of re-parsing a long argument on each small delta
-        self.partial_json: dict[int, list[str]] = {}
-        # content index → the text (or thinking) of its deltas, joined when the block ends: adding
-        # each to a growing string copied the whole text on every delta
-        self.texts: dict[int, list[str]] = {}
+        # content index → the texts of its deltas so far (text, thinking or tool-call JSON), put
+        # into the block when it ends (or the call fails): adding each to a growing string copied
+        # the whole text on every delta, and pi's parse of the JSON after every delta re-parses a
+        # long argument each time (the result is the same)
+        self.pieces: dict[int, list[Any]] = {}
         self.saw_start = False
         self.saw_stop = False
 
@@ -167,7 +165,7 @@ class _Assembler:
             self._add_text(position, block, "thinking", text)
             self.emit({"type": "thinking_delta", "contentIndex": position, "delta": text})
         elif kind == "input_json_delta" and block_type == "toolCall":
-            self.partial_json.setdefault(position, []).append(delta["partial_json"])
+            self._add(position, delta["partial_json"])
             self.emit({"type": "toolcall_delta", "contentIndex": position, "delta": delta["partial_json"]})
         elif kind == "signature_delta" and block_type == "thinking":
             block["thinkingSignature"] = (block.get("thinkingSignature") or "") + delta["signature"]
@@ -175,41 +173,43 @@ class _Assembler:
     def _add_text(self, position: int, block: dict[str, Any], field: str, text: Any) -> None:
         if type(text) is not str:
             block[field] += text  # the TypeError a string and another value make, as before
-        pieces = self.texts.get(position)
+        self._add(position, text)
+
+    def _add(self, position: int, text: Any) -> None:
+        pieces = self.pieces.get(position)
         if pieces is None:
-            self.texts[position] = [text]
+            self.pieces[position] = [text]
         else:
             pieces.append(text)
 
-    def _join_text(self, position: int) -> None:
-        pieces = self.texts.pop(position, None)
-        if pieces is not None:
-            block = self.content[position]
-            field = "text" if block["type"] == "text" else "thinking"
-            block[field] += "".join(pieces)
+    def _finish(self, position: int) -> None:
+        """Put what a block's deltas brought into it: its text, or a tool call's parsed arguments
+        (also when none came)."""
+        pieces = self.pieces.pop(position, None)
+        block = self.content[position]
+        if block["type"] == "toolCall":
+            block["arguments"] = parse_streaming_json("".join(pieces or ()))
+        elif pieces is not None:
+            block["text" if block["type"] == "text" else "thinking"] += "".join(pieces)
 
     def _block_stop(self, index: int) -> None:
         position = self.open_blocks.pop(index, None)
         if position is None:
             return
-        self._join_text(position)
+        self._finish(position)
         block = self.content[position]
         if block["type"] == "text":
             self.emit({"type": "text_end", "contentIndex": position, "content": block["text"]})
         elif block["type"] == "thinking":
             self.emit({"type": "thinking_end", "contentIndex": position, "content": block["thinking"]})
         elif block["type"] == "toolCall":
-            block["arguments"] = parse_streaming_json("".join(self.partial_json.pop(position, [])))
             self.emit({"type": "toolcall_end", "contentIndex": position, "toolCall": block})
 
     def settle(self) -> None:
         """Give blocks cut off mid-stream the text that arrived, and tool calls the arguments
         parsed from what arrived."""
-        for position in list(self.texts):
-            self._join_text(position)
-        for position, pieces in self.partial_json.items():
-            self.content[position]["arguments"] = parse_streaming_json("".join(pieces))
-        self.partial_json.clear()
+        for position in list(self.pieces):
+            self._finish(position)
 
     def _message_delta(self, event: dict[str, Any]) -> None:
         reason = (event.get("delta") or {}).get("stop_reason")

@@ -351,14 +351,19 @@ class EntryRecord:
         that checks what it sends itself and then calls :func:`mark_checked`: a view of the stored
         line, not a copy (a whole context is copied once, into its answer)."""
         assert not self._checked and self.message_start >= 0
-        body = self._body
-        end = len(body)
-        while end and body[end - 1] in _TRAILING_SPACE:  # what ``bytes.rstrip`` takes
-            end -= 1
-        return memoryview(body)[self.message_start : end - 1]
+        return memoryview(self._body)[self.message_start : self._message_end()]
 
     def _message_slice(self) -> bytes:
-        return self._body.rstrip()[self.message_start : -1]
+        return self._body[self.message_start : self._message_end()]
+
+    def _message_end(self) -> int:
+        """Where the message's JSON ends in the stored line: before the line's closing ``}`` and
+        the space after it (what ``bytes.rstrip`` takes), found without copying the line."""
+        body = self._body
+        end = len(body)
+        while end and body[end - 1] in _TRAILING_SPACE:
+            end -= 1
+        return max(end - 1, 0)
 
     def head_entry(self) -> dict[str, Any]:
         """The fields read from the head of the line (all that is known of a broken line)."""
