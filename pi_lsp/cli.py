@@ -370,7 +370,9 @@ def _acp(args: argparse.Namespace) -> int:
 def _print_json(value: Any) -> None:
     import orjson
 
-    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")  # buffered, so written whole (main)
+    from pi_lsp.json_parts import joined_default
+
+    sys.stdout.buffer.write(orjson.dumps(value, default=joined_default) + b"\n")  # buffered: written whole
     sys.stdout.flush()
 
 

@@ -9,7 +9,8 @@ framed one message wrongly cannot be trusted to frame the next one right.
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 MAX_BODY_BYTES = 256 * 1024 * 1024
 """The largest message body accepted (a bigger ``Content-Length`` is refused before reading it)."""
@@ -91,19 +92,38 @@ async def read_frame_async(reader: asyncio.StreamReader, limit: int = MAX_BODY_B
             return None
 
 
+def write_pieces(writer: Any, pieces: Sequence[bytes | memoryview]) -> Any:
+    """Write a framed message's pieces in order: all at once through the writer's own
+    ``write_pieces`` where it has one (the stdio writer's ``writev``), else one ``write`` each.
+    Returns what the last call returned (an awaitable, for an asynchronous writer)."""
+    write_all = getattr(writer, "write_pieces", None)
+    if write_all is not None:
+        return write_all(pieces)
+    result = None
+    for piece in pieces:
+        result = writer.write(piece)
+    return result
+
+
 def frame(body: bytes) -> bytes:
     """The header block for ``body`` (written apart from it so a big body is not copied)."""
-    return b"Content-Length: %d\r\n\r\n" % len(body)
+    return header(len(body))
+
+
+def header(size: int) -> bytes:
+    """The header block of a body of ``size`` bytes."""
+    return b"Content-Length: %d\r\n\r\n" % size
 
 
 JOIN_LIMIT = 64 * 1024
 """Bodies up to this size are written in one piece with their header (see :func:`frame_pieces`)."""
 
 
-def frame_pieces(body: bytes) -> tuple[bytes, ...]:
-    """``body`` framed, as the pieces to write: one for a small body, so that a message is one
-    write (one system call, one wake-up of the editor) rather than two; the header and the body
-    apart for a big one, which joining would copy once more."""
-    if len(body) <= JOIN_LIMIT:
-        return (b"Content-Length: %d\r\n\r\n%b" % (len(body), body),)
-    return frame(body), body
+def frame_pieces(body: Sequence[bytes | memoryview]) -> list[bytes | memoryview]:
+    """A message body (given as its pieces in order) framed, as the pieces to write: one for a small
+    body, so that a message is one write (one system call, one wake-up of the editor) rather than
+    two; the header and the body's pieces apart for a big one, which joining would copy once more."""
+    size = sum(map(len, body))
+    if size <= JOIN_LIMIT:
+        return [b"".join((header(size), *body))]
+    return [header(size), *body]

@@ -14,8 +14,12 @@ from __future__ import annotations
 import io
 import os
 import sys
+from collections.abc import Sequence
 
-__all__ = ["whole_text_stdout", "write_all"]
+__all__ = ["whole_text_stdout", "write_all", "write_all_pieces"]
+
+_IOV_MAX = 1024
+"""The most buffers one ``writev`` takes (Linux's ``IOV_MAX``)."""
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
@@ -25,6 +29,27 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data)[written:]
         while view:
             view = view[os.write(fd, view) :]
+
+
+def write_all_pieces(fd: int, pieces: Sequence[bytes | memoryview]) -> None:
+    """:func:`write_all` of the pieces in order, with ``writev`` (up to :data:`_IOV_MAX` at a time):
+    a big answer made of many views is written without joining them first."""
+    if not hasattr(os, "writev"):  # pragma: no cover - Windows
+        for piece in pieces:
+            write_all(fd, piece)
+        return
+    index = 0
+    while index < len(pieces):
+        batch = pieces[index : index + _IOV_MAX]
+        written = os.writev(fd, batch)
+        index += len(batch)
+        for number, piece in enumerate(batch):  # a short write: the rest of this batch, piece by piece
+            if written < len(piece):
+                write_all(fd, memoryview(piece)[written:])
+                for rest in batch[number + 1 :]:
+                    write_all(fd, rest)
+                break
+            written -= len(piece)
 
 
 def whole_text_stdout() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import os
 import sys
 from collections.abc import Mapping
@@ -232,7 +233,9 @@ def _peek_id(body: bytes) -> Any:
         end = body.find(b",", len(_ID_PREFIX))
         if end > 0:
             with contextlib.suppress(orjson.JSONDecodeError):
-                return orjson.loads(body[len(_ID_PREFIX) : end])
+                msg_id = orjson.loads(body[len(_ID_PREFIX) : end])
+                # orjson (and JSON.parse) read an integer beyond 64 bits as a float: read it exactly
+                return json.loads(body[len(_ID_PREFIX) : end]) if isinstance(msg_id, float) else msg_id
     with contextlib.suppress(ValueError, RecursionError):
         message = loads_line(body)
         if isinstance(message, dict) and "method" not in message and "id" in message:

@@ -179,6 +179,9 @@ async def _read_head(connection: _Connection, timeout: float | None) -> _Head:
         return _Head(version, status, reason, headers)
 
 
+_CR = ord("\r")
+
+
 def _chunk_size(line: bytes) -> int:
     digits = line.split(b";", 1)[0].strip()
     if not digits or len(digits) > 16 or digits.strip(_HEX_DIGITS):
@@ -190,10 +193,14 @@ async def _chunked(connection: _Connection, timeout: float | None) -> AsyncGener
     """A chunked body's data as it arrives (a chunk's part when only part has arrived)."""
     while True:
         data, pos = connection.data, connection.pos
-        size_end = data.find(b"\r\n", pos)
-        if size_end >= 0:  # a whole chunk already read, as a streamed delta arrives: no line reads
-            start = size_end + 2
-            stop = start + _chunk_size(data[pos:size_end])
+        line_end = data.find(b"\n", pos)
+        if line_end < 0 and len(data) - pos <= _MAX_LINE:  # wait here: a delta arrives whole
+            if not await connection.more(timeout):
+                raise httpx2.RemoteProtocolError("the model's server closed the connection in a chunk size")
+            continue
+        if line_end > pos and data[line_end - 1] == _CR:  # a whole chunk read: no line reads
+            start = line_end + 1
+            stop = start + _chunk_size(data[pos : line_end - 1])
             if stop > start and data[stop : stop + 2] == b"\r\n":
                 connection.pos = stop + 2
                 yield data[start:stop]

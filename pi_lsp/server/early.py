@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from pi_lsp.framing import frame_pieces
+from pi_lsp.framing import frame_pieces, write_pieces
 from pi_lsp.secrets import redact
 from pi_lsp.server.context import Context
 from pi_lsp.server.handlers import METHODS
@@ -57,9 +56,9 @@ _PASSED_OVER = "initialized"  # held for pygls, but later requests may still be 
 class EarlyPhase:
     """One stdio connection before pygls: answers early requests, holds everything else."""
 
-    def __init__(self, ctx: Context, write: Callable[[bytes], Any]) -> None:
+    def __init__(self, ctx: Context, writer: Any) -> None:
         self.ctx = ctx
-        self._write = write
+        self._writer = writer  # ``write(bytes)``, and perhaps ``write_pieces`` (see framing)
         self.held: list[bytes | None] = []
         self.blocked = False  # a held message that later ones must not overtake
         self.pending: set[asyncio.Task[Any]] = set()
@@ -130,8 +129,7 @@ class EarlyPhase:
             log.exception("could not encode a message")
             return False
         try:
-            for piece in frame_pieces(body):
-                self._write(piece)
+            write_pieces(self._writer, frame_pieces(body))
         except (BrokenPipeError, ConnectionResetError):
             log.debug("the client has gone; a message was not delivered")
         return True
@@ -142,7 +140,9 @@ def _parse(body: bytes) -> dict[str, Any] | None:
         message = orjson.loads(body)
     except orjson.JSONDecodeError:
         return None  # pygls' reader is more tolerant, and answers what it cannot read
-    return message if isinstance(message, dict) and message.get("jsonrpc") == "2.0" else None
+    if not isinstance(message, dict) or isinstance(message.get("id"), float):
+        return None  # an id beyond 64 bits, read by orjson as a float: pygls' reader reads it exactly
+    return message if message.get("jsonrpc") == "2.0" else None
 
 
 def _early_call(message: dict[str, Any] | None) -> tuple[Any, str, Any] | None:

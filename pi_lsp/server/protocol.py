@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import inspect
+import json
 import logging
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
@@ -30,7 +31,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, MsgId
 
-from pi_lsp.framing import frame_pieces
+from pi_lsp.framing import frame_pieces, write_pieces
 from pi_lsp.protocol.enums import ERROR_CODES
 from pi_lsp.secrets import redact
 from pi_lsp.server.capabilities import initialize_result
@@ -49,9 +50,14 @@ def _valid_id(value: Any) -> bool:
 
 
 def _loads(body: bytes) -> Any:
-    """orjson first; the tolerant reader for big integers, lone surrogates or invalid UTF-8."""
+    """orjson first; the tolerant reader for big integers, lone surrogates or invalid UTF-8.
+    orjson reads an integer beyond 64 bits as a float: an id that came out one is read again
+    exactly, since a response must carry its request's id as sent."""
     try:
-        return orjson.loads(body)
+        data = orjson.loads(body)
+        if not (isinstance(data, dict) and isinstance(data.get("id"), float)):
+            return data
+        return json.loads(body)  # the standard library reads integers exactly
     except orjson.JSONDecodeError:
         pass
     try:
@@ -299,13 +305,10 @@ class PiProtocol(LanguageServerProtocol):
                 self._write_error(payload["id"], INTERNAL_ERROR, message)
             return
         try:
-            if self._include_headers:
-                *header, last = frame_pieces(body)
-                for piece in header:
-                    self.writer.write(piece)
-                result = self.writer.write(last)
+            if not self._include_headers:
+                result = self.writer.write(b"".join(body))  # one piece: joined without a copy
             else:
-                result = self.writer.write(body)
+                result = write_pieces(self.writer, frame_pieces(body))
         except (BrokenPipeError, ConnectionResetError):
             log.debug("the client has gone; a message was not delivered")
             return

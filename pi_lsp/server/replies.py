@@ -3,8 +3,9 @@
 A handler's outcome becomes one response: its result, the contract's error object for a domain
 error, -32800 when it was cancelled, or -32603 without a traceback for anything unexpected. API
 keys are redacted from every message and error datum that leaves the process. Bodies are written
-by orjson (so results can embed ``orjson.Fragment`` bytes without re-encoding); what orjson cannot
-write (integers beyond 64 bits) falls back to the standard library.
+by orjson (so results can embed ``orjson.Fragment`` bytes without re-encoding, and a big context's
+messages as :class:`~pi_lsp.json_parts.JsonParts` pieces); integers beyond 64 bits, which orjson
+refuses, are written as their digits, and strings with a lone surrogate escaped as JSON allows.
 """
 
 from __future__ import annotations
@@ -16,24 +17,30 @@ from typing import Any
 
 import orjson
 
+from pi_lsp.json_parts import Buffer, encode_pieces
 from pi_lsp.secrets import redact
 from pi_lsp.service.errors import INTERNAL_ERROR, REQUEST_CANCELLED, from_exception
-from pi_lsp.session.jsonl import loads_line
 
 log = logging.getLogger(__name__)
 
 Default = Callable[[Any], Any]
 
 
-def _plain(value: Any) -> Any:
-    """Turn embedded fragments back into values (only for the rare non-orjson fallback)."""
-    if isinstance(value, orjson.Fragment):
-        contents = value.contents
-        return loads_line(contents if isinstance(contents, bytes) else contents.encode())
+def _writable(value: Any) -> Any:
+    """The value with what orjson refuses as fragments of their JSON: integers beyond 64 bits, and
+    strings holding a lone surrogate (JSON escapes it as ``\\udxxx``, as ``JSON.stringify`` does)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return orjson.Fragment(json.dumps(value).encode())
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and not -(1 << 63) <= value < 1 << 64:
+        return orjson.Fragment(b"%d" % value)
     if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
+        return {key: _writable(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
+        return [_writable(item) for item in value]
     return value
 
 
@@ -47,12 +54,14 @@ def _redact_data(value: Any) -> Any:
     return value
 
 
-def encode(payload: Any, default: Default | None = None) -> bytes:
-    """The message body: orjson, else the standard library (integers beyond 64 bits and the like)."""
+def encode(payload: Any, default: Default | None = None) -> list[Buffer]:
+    """The message body, as the pieces to write in order (:mod:`pi_lsp.json_parts`), also when it
+    holds what orjson refuses (:func:`_writable`: a client's request id beyond 64 bits, or a lone
+    surrogate echoed from a client's params)."""
     try:
-        return orjson.dumps(payload, default=default)
+        return encode_pieces(payload, default)
     except TypeError:
-        return json.dumps(_plain(payload), default=default, separators=(",", ":")).encode()
+        return encode_pieces(_writable(payload), default)
 
 
 def error_payload(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

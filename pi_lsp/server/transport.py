@@ -26,13 +26,13 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
 from pi_lsp.framing import FrameError, read_frame
-from pi_lsp.full_writes import write_all
+from pi_lsp.full_writes import write_all, write_all_pieces
 from pi_lsp.gcpause import pause_collector
 
 if TYPE_CHECKING:
@@ -159,6 +159,9 @@ class _StdoutWriter:
     def write(self, data: bytes) -> None:
         write_all(self.fd, data)
 
+    def write_pieces(self, pieces: Sequence[bytes | memoryview]) -> None:
+        write_all_pieces(self.fd, pieces)
+
     def close(self) -> None:
         self.stream.close()
 
@@ -257,7 +260,7 @@ async def _serve_early(
     loop = asyncio.get_running_loop()
     client = Client()
     service.connect(client)
-    phase = EarlyPhase(Context(service, client), writer.write)
+    phase = EarlyPhase(Context(service, client), writer)
     client.notify = phase.notify
     params = early[1]
     await apply_initialize(client, params)

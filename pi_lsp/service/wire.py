@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from pi_lsp.gcpause import gc_paused
+from pi_lsp.json_parts import JsonParts
 from pi_lsp.session import SessionManager
 from pi_lsp.session.index import SessionIndex, TreeNode, record_time_key
 from pi_lsp.session.jsonl import dumps_compact, loads_line
@@ -99,9 +100,9 @@ def context_result(view: ContextView) -> dict[str, Any]:
     }
 
 
-def _context_messages(view: ContextView) -> orjson.Fragment:
+def _context_messages(view: ContextView) -> JsonParts | orjson.Fragment:
     array = view.message_array()
-    return orjson.Fragment(array) if array is not None else json_array(view.message_json())
+    return array if array is not None else json_array(view.message_json())
 
 
 # ---------------------------------------------------------------------------------------- tree

@@ -14,12 +14,16 @@ checks fall back to accepts anyway: a line is sent as stored either way.
 
 from __future__ import annotations
 
+import codecs
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 CHUNK_BYTES = 1 << 20
 """About how much is checked at a time: bounded memory, one call per megabyte."""
+
+_DECODE_BYTES = 16 * 1024
+"""How much of a chunk is decoded at a time to check its UTF-8 (a string that small reuses memory)."""
 
 
 @functools.cache
@@ -40,7 +44,7 @@ def each_one_value(parts: Sequence[bytes | memoryview]) -> bool:
     JSON's space around a part is allowed."""
     read, error = values_reader()
     for start, end in _runs(parts):
-        chunk = b"".join((b"[", b",".join(parts[start:end]), b"]"))
+        chunk = _array(parts[start:end])
         try:
             values = read(chunk)
         except (error, RecursionError):  # nested too deep: the per-line reader's
@@ -59,12 +63,24 @@ def _same_lengths(values: Sequence[Any], parts: Sequence[bytes | memoryview]) ->
     )
 
 
+def _array(parts: Sequence[bytes | memoryview]) -> bytes:
+    """The parts as one JSON array, copied once (the brackets go on the end parts)."""
+    if len(parts) == 1:
+        return b"".join((b"[", parts[0], b"]"))
+    return b",".join([b"[" + parts[0], *parts[1:-1], b"".join((parts[-1], b"]"))])
+
+
 def utf8(data: bytes) -> bool:
-    """Whether ``data`` is valid UTF-8 (ASCII at once; else decoded, then dropped)."""
+    """Whether ``data`` is valid UTF-8: ASCII at once; else decoded :data:`_DECODE_BYTES` at a time
+    and dropped (one decode of a megabyte made a string of up to four, in fresh memory each time)."""
     if data.isascii():
         return True
+    decode = codecs.getincrementaldecoder("utf-8")().decode
+    view = memoryview(data)
     try:
-        data.decode()
+        for start in range(0, len(data), _DECODE_BYTES):
+            decode(view[start : start + _DECODE_BYTES])
+        decode(b"", True)
     except UnicodeDecodeError:
         return False
     return True

@@ -462,6 +462,12 @@ class EntryRecord:
             return None
         return self._message_slice()
 
+    def message_view(self) -> bytes | memoryview | None:
+        """:meth:`message_json`, as a view of the stored line where it is a slice of one (no copy)."""
+        if self._head is None and self._checked and self.message_start >= 0:
+            return memoryview(self._body)[self.message_start : self._message_end()]
+        return self.message_json()
+
     def message(self) -> dict[str, Any] | None:
         """The stored message of a ``message`` entry (parsed from the smallest slice possible)."""
         if self._head is None and self.message_start >= 0:

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from pi_lsp.gcpause import gc_paused
+from pi_lsp.json_parts import JsonParts
 from pi_lsp.session.context import (
     ModelRef,
     SessionContext,
@@ -87,22 +88,29 @@ class ContextView:
         return [data for data in map(_item_json, self.items) if data is not None]
 
     @gc_paused()
-    def message_array(self) -> bytes | None:
+    def message_array(self) -> JsonParts | None:
         """:meth:`message_json` as one JSON array, for the usual context, where every line is
         valid: the lines not checked yet are checked by parsing the parts as they will be sent,
-        a megabyte at a time, instead of one by one. None when a check fails: then
+        a megabyte at a time, instead of one by one. The array is the messages' bytes as views of
+        the stored lines, with the brackets and commas between them: never joined here (a big
+        context's answer is written from them). None when a check fails: then
         :meth:`message_json` finds what to leave out or re-encode."""
         parts: list[bytes | memoryview] = []
         append = parts.append
         unchecked: list[EntryRecord] = []
         for item in self.items:
-            if isinstance(item, EntryRecord) and not item.checked:
-                unchecked.append(item)
-                append(item.message_json_unchecked())
+            if isinstance(item, EntryRecord):
+                if not item.checked:
+                    unchecked.append(item)
+                    append(item.message_json_unchecked())
+                    continue
+                data = item.message_view()
+                if data is None:
+                    data = _item_json(item)  # a message that is not its line's last key: encoded
             else:
-                data = _item_json(item)
-                if data is not None:
-                    append(data)
+                data = dumps_compact(item)
+            if data is not None:
+                append(data)
         if unchecked:
             if not each_one_value(parts):
                 return None
@@ -110,10 +118,13 @@ class ContextView:
         elif not utf8_parts(parts):
             return None  # a line that is not UTF-8 is re-encoded the way pi reads it
         if not parts:
-            return b"[]"
-        parts[0] = b"".join((b"[", parts[0]))  # the brackets on the end parts: the answer is copied once
-        parts[-1] = b"".join((parts[-1], b"]"))
-        return b",".join(parts)
+            return JsonParts([b"[]"])
+        pieces: list[bytes | memoryview] = [b"["] * (2 * len(parts) + 1)
+        pieces[1::2] = parts
+        for index in range(2, len(pieces) - 1, 2):
+            pieces[index] = b","
+        pieces[-1] = b"]"
+        return JsonParts(pieces)
 
     def to_context(self) -> SessionContext:
         return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}

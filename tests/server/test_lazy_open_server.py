@@ -99,7 +99,9 @@ async def test_a_lazily_opened_session_answers_as_one_read_whole(tmp_path: Path)
         assert orjson.dumps(entry["entry"]) == index.by_id["e10"].raw
         context = await _result(client, "pi/buildContext", {})
         expected = build_view(index.path_to(leaf))
-        assert orjson.dumps(context["messages"]) == expected.message_array()
+        array = expected.message_array()
+        assert array is not None
+        assert orjson.dumps(context["messages"]) == array.joined()
         assert context["model"] == expected.model
         tree = await _result(client, "pi/getTree", {"format": "flat"})
         assert tree == orjson.loads(orjson.dumps(wire.tree_result(index.tree(), leaf, flat=True)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -240,3 +241,27 @@ async def test_api_key_never_reaches_logs_or_errors(tmp_path: Path) -> None:
     assert errors and all(secret not in text for text in errors)
     log = log_file.read_text()
     assert log and secret not in log
+
+
+async def test_a_request_id_beyond_64_bits_is_answered_with_it(tmp_path: Path) -> None:
+    """JSON-RPC ids are any JSON number; orjson refuses integers beyond 64 bits, so they are written
+    as their digits, also around stored lines and a context written from its pieces (which the
+    standard library's fallback could not write: the answer was an internal error)."""
+    path = write_linear_session(tmp_path / "s.jsonl", 3)
+    client = await start_raw(tmp_path)
+    try:
+        await client.request("pi/openSession", {"path": str(path)})
+        answers = {}
+        for number, method in enumerate(("pi/buildContext", "pi/getEntries", "pi/getSessionState")):
+            msg_id = (1 << 70) + number
+            future = client.expect(msg_id)
+            client.send_bytes(
+                b'{"jsonrpc":"2.0","id":%d,"method":"%b","params":{}}' % (msg_id, method.encode())
+            )
+            message = json.loads(await asyncio.wait_for(future, 10))
+            assert message["id"] == msg_id and "result" in message, message
+            answers[method] = message["result"]
+        assert [m["role"] for m in answers["pi/buildContext"]["messages"]] == ["user", "assistant", "user"]
+        assert len(answers["pi/getEntries"]["entries"]) == 3
+    finally:
+        await client.close()

@@ -22,13 +22,20 @@ import pytest
 from pi_lsp.client.rpc_client import RpcClient
 from tests.server.support import start_raw, stop_and_continue, write_linear_session
 
-MESSAGES = 24
-TEXT = "\nthe quick brown fox jumps over the lazy dog" * 24_000  # about 1 MB a message
+LINE = "\nthe quick brown fox jumps over the lazy dog"
+SHAPES = {
+    "few big messages": (24, LINE * 24_000),  # about 1 MB a message
+    # the answer is written from its pieces (a view of each stored message and the commas between
+    # them), over 1,024 at a time: several writev calls, each of which a stop may cut short
+    "many messages": (2_400, LINE * 240),
+}
 
 
+@pytest.mark.parametrize("shape", list(SHAPES))
 @pytest.mark.parametrize("unbuffered", ["1", ""])
-async def test_a_big_answer_arrives_whole_across_stops(tmp_path: Path, unbuffered: str) -> None:
-    path = write_linear_session(tmp_path / "big.jsonl", MESSAGES, pad=TEXT)
+async def test_a_big_answer_arrives_whole_across_stops(tmp_path: Path, unbuffered: str, shape: str) -> None:
+    messages, text = SHAPES[shape]
+    path = write_linear_session(tmp_path / "big.jsonl", messages, pad=text)
     client: RpcClient = await start_raw(tmp_path, PYTHONUNBUFFERED=unbuffered)
     assert client._process is not None
     done = threading.Event()
@@ -43,14 +50,14 @@ async def test_a_big_answer_arrives_whole_across_stops(tmp_path: Path, unbuffere
             body = await request
             context = orjson.loads(body)["result"]
             texts = [message["content"][0]["text"] for message in context["messages"]]
-            words = ["answer" if n % 2 else "question" for n in range(MESSAGES)]
-            assert texts == [f"{word} {n}{TEXT}" for n, word in enumerate(words)]
+            words = ["answer" if n % 2 else "question" for n in range(messages)]
+            assert texts == [f"{word} {n}{text}" for n, word in enumerate(words)]
         done.set()
         stopper.join()
         os.kill(pid, signal.SIGCONT)
         # the connection is still in step: the next request is answered as usual
         state = await client.request("pi/getSessionState", {}, timeout=30)
-        assert state["entryCount"] == MESSAGES
+        assert state["entryCount"] == messages
     finally:
         done.set()
         if client._process is not None and client._process.returncode is None:

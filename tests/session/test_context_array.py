@@ -16,6 +16,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pi_lsp.json_parts import encode_pieces
 from pi_lsp.service.wire import context_result, json_array
 from pi_lsp.session import SessionManager
 
@@ -66,6 +67,11 @@ def _session(path: Path, kinds: list[str]) -> Path:
     return path
 
 
+def _sent(value: object) -> bytes:
+    """What the server writes for ``value`` (its pieces, joined)."""
+    return b"".join(encode_pieces(value))
+
+
 def _checked_one_by_one(path: Path) -> bytes:
     view = SessionManager.open(path, path.parent, cwd_override="/p").context_view()
     fragment = json_array(view.message_json())
@@ -78,8 +84,8 @@ def test_the_array_is_what_checking_each_line_gives(tmp_path: Path, kinds: list[
     path = _session(tmp_path / "s.jsonl", kinds)
     expected = _checked_one_by_one(path)
     manager = SessionManager.open(path, tmp_path, cwd_override="/p")
-    first = orjson.dumps(context_result(manager.context_view())["messages"])
-    again = orjson.dumps(context_result(manager.context_view())["messages"])
+    first = _sent(context_result(manager.context_view())["messages"])
+    again = _sent(context_result(manager.context_view())["messages"])
     assert first == expected
     assert again == expected
     json.loads(first)  # what is sent is JSON (an escaped lone surrogate is, as in pi)
@@ -91,6 +97,6 @@ def test_damaged_lines_that_make_up_for_each_other_are_left_out(tmp_path: Path) 
     kinds = ["plain", "unclosed", "closer", "two values", "unicode"]
     path = _session(tmp_path / "s.jsonl", kinds)
     manager = SessionManager.open(path, tmp_path, cwd_override="/p")
-    sent = orjson.loads(orjson.dumps(context_result(manager.context_view())["messages"]))
+    sent = orjson.loads(_sent(context_result(manager.context_view())["messages"]))
     assert sent == orjson.loads(_checked_one_by_one(path))
     assert [message["content"] for message in sent] == ["hello", "h\u00e9llo \u2603 \U0001f600"]
