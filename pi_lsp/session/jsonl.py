@@ -193,11 +193,12 @@ def check_line_size(size: int) -> None:
 
 @dataclass(frozen=True, slots=True)
 class LineBlock:
-    """Complete LF-terminated lines: ``data[:end]``, which starts at file offset ``offset``."""
+    """Complete LF-terminated lines: ``data[start:end]``; ``data`` starts at file offset ``offset``."""
 
     data: bytes
     end: int
     offset: int
+    start: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,20 +268,22 @@ def read_line_blocks(
             offset = position = offset + size + 1
             handle.seek(position)
             continue
+        start = 0  # where the chunk's own lines start, after the end of a line begun before it
         if pending:
             first = chunk.find(b"\n")
             if pending_size + first > limit:
                 yield LongLine(offset, pending_size + first, True)
                 offset += pending_size + first + 1
-                chunk, cut = chunk[first + 1 :], cut - first - 1
-            else:
-                pending.append(chunk)
-                chunk = b"".join(pending)
-                cut += pending_size
+            else:  # that line alone is joined: the chunk's other lines are not copied again
+                pending.append(chunk[: first + 1])
+                line = b"".join(pending)
+                yield LineBlock(line, len(line), offset)
+                offset += len(line)
+            start = first + 1
             pending, pending_size = [], 0
-        if cut:
-            yield LineBlock(chunk, cut, offset)
-            offset += cut
+        if cut > start:
+            yield LineBlock(chunk, cut, offset - start, start)
+            offset += cut - start
         if cut < len(chunk):
             pending, pending_size = [chunk[cut:]], len(chunk) - cut
     if pending:
@@ -315,7 +318,7 @@ def iter_lines(handle: BinaryIO) -> Iterator[bytes | None]:
     stop early (a header check), where a whole-file read would be wasted."""
     for item in read_line_blocks(handle, handle.tell()):
         if isinstance(item, LineBlock):
-            for line in split_lines(item.data[: item.end]):
+            for line in split_lines(item.data[item.start : item.end]):
                 yield line.data
         elif isinstance(item, LongLine):
             yield None

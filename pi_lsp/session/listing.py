@@ -165,7 +165,7 @@ class InfoScan:
         offset, last = start, None
         for item in read_line_blocks(handle, start, stop=stop):
             if isinstance(item, LineBlock):
-                self.feed(item.data, 0, item.end)
+                self.feed(item.data, item.start, item.end)
                 offset = item.offset + item.end
             elif isinstance(item, LongLine):
                 if item.terminated:

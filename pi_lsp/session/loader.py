@@ -86,7 +86,7 @@ def read_lines(
         for item in read_line_blocks(handle, start):
             if isinstance(item, LineBlock):
                 number, need_header = _take_lines(
-                    result, item.data, item.end, item.offset, number, need_header
+                    result, item.data, item.end, item.offset, number, need_header, start=item.start
                 )
                 offset = item.offset + item.end
             elif isinstance(item, LongLine):
@@ -133,8 +133,9 @@ def _take_lines(
     need_header: bool,
     *,
     one_line: bool = False,
+    start: int = 0,
 ) -> tuple[int, bool]:
-    """Take the LF-terminated lines of ``data[:end]`` (``base`` is its file offset).
+    """Take the LF-terminated lines of ``data[start:end]`` (``base`` is the file offset of ``data``).
 
     Returns the next line number and whether the header is still being looked for. Plain entry
     lines take a fast path: a message line as pi writes it is indexed from its head alone (its
@@ -148,7 +149,7 @@ def _take_lines(
     find = data.find
     head_of = MESSAGE_HEAD.match
     from_head = EntryRecord.from_head
-    position = 0
+    position = start
     while position < end:
         if rows is not None and not need_header and not one_line:
             return _take_block(result, rows, data, position, end, base, number), need_header

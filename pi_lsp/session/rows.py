@@ -258,10 +258,13 @@ def take_block(
 
 
 def _lines(data: bytes, start: int, end: int) -> list[bytes]:
-    """The LF-terminated lines of ``data[start:end]``, without copying the block first when what
-    follows ``end`` is the rest of one line (as in a LineBlock)."""
-    lines = (data[start:] if start else data).split(b"\n")
+    """The LF-terminated lines of ``data[start:end]`` (``start`` is a line's first byte), without
+    copying the block first when what follows ``end`` is the rest of one line (as in a LineBlock)
+    and few lines come before ``start`` (the end of a line begun in the chunk before)."""
+    lines = data.split(b"\n")
     if len(lines.pop()) != len(data) - end:
         lines = data[start:end].split(b"\n")
         lines.pop()
+    elif start:
+        del lines[: data.count(b"\n", 0, start)]
     return lines

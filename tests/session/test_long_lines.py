@@ -54,8 +54,8 @@ def _events(data: bytes, start: int, limit: int, chunk: int, hold: int) -> list[
     for item in read_line_blocks(handle, start, limit=limit, chunk_bytes=chunk, hold_bytes=hold):
         if isinstance(item, LineBlock):
             assert item.data[item.end - 1 : item.end] == b"\n"
-            offset = item.offset
-            for line in item.data[: item.end - 1].split(b"\n"):
+            offset = item.offset + item.start
+            for line in item.data[item.start : item.end - 1].split(b"\n"):
                 assert data[offset : offset + len(line)] == line
                 out.append(("line", offset, len(line)))
                 offset += len(line) + 1
