@@ -361,6 +361,8 @@ class EntryRecord:
         the space after it (what ``bytes.rstrip`` takes), found without copying the line."""
         body = self._body
         end = len(body)
+        if end and body[end - 1] == 0x7D:  # "}": the usual line, as pi writes it
+            return end - 1
         while end and body[end - 1] in _TRAILING_SPACE:
             end -= 1
         return max(end - 1, 0)
