@@ -58,10 +58,10 @@ def prepare_takeover(initialize: Any) -> Any:
     :func:`pi_lsp.server.app.ready_converter`). Returns the converter."""
     import pi_lsp.service.prompt  # noqa: F401
     from pi_lsp.server.app import ready_converter
-    from pi_lsp.session.json_check import values_reader
+    from pi_lsp.session.json_check import value_reader
 
     converter = ready_converter(initialize)
-    values_reader()  # msgspec, for the check of the first context or page sent
+    value_reader()  # msgspec, for the check of the first context or page sent
     return converter
 
 

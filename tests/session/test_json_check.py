@@ -12,8 +12,10 @@ import random
 import orjson
 import pytest
 
-from pi_lsp.session.json_check import CHUNK_BYTES, each_one_value, utf8, utf8_parts
+from pi_lsp.session.json_check import each_one_value, utf8, utf8_parts
 from tests.oracle import PI_FIXTURES
+
+MEGABYTE = 1 << 20
 
 REFUSED = {
     "trailing comma": b'{"a":1,}',
@@ -38,6 +40,9 @@ def test_what_is_not_one_json_value_in_utf8_is_refused(name: str) -> None:
     good = b'{"role":"user","content":"fine"}'
     assert each_one_value([good, good])
     assert not each_one_value([good, REFUSED[name], good])
+    # as a context checks them: views of the stored lines
+    line = b'{"type":"message","message":' + REFUSED[name] + b"}"
+    assert not each_one_value([memoryview(good), memoryview(line)[len(b'{"type":"message","message":') : -1]])
 
 
 def test_parts_that_make_up_for_each_other_are_refused() -> None:
@@ -63,7 +68,7 @@ def test_what_orjson_reads_is_accepted_and_numbers_beyond_a_double_too() -> None
 
 def test_a_bad_part_is_found_in_any_megabyte() -> None:
     part = b'{"role":"user","content":"' + b"x" * 1000 + b'"}'
-    parts = [part] * (3 * CHUNK_BYTES // len(part))
+    parts = [part] * (3 * MEGABYTE // len(part))
     assert each_one_value(parts)
     for where in (0, len(parts) // 2, len(parts) - 1):
         damaged = list(parts)
@@ -73,7 +78,7 @@ def test_a_bad_part_is_found_in_any_megabyte() -> None:
 
 def test_utf8_of_parts_never_splits_a_character() -> None:
     snowman = "\u2603".encode()
-    part = b"a" * (CHUNK_BYTES - 1) + snowman  # a chunk boundary falls inside no character
+    part = b"a" * (MEGABYTE - 1) + snowman  # a part's end falls inside no character
     assert utf8_parts([part, snowman, part])
     assert not utf8_parts([part, snowman[:2], part])
     assert utf8(b"ascii") and not utf8(b"\xff")
