@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import errno
 import logging
 import os
@@ -63,13 +62,28 @@ def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = _load_libc()
+        if libc is None:
+            return None
         libc.inotify_init1.argtypes = [ctypes.c_int]
         libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
         libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
     except (OSError, AttributeError):
         return None
     return libc
+
+
+def _load_libc() -> ctypes.CDLL | None:
+    """glibc's ``libc.so.6`` by name; elsewhere (musl) what ``find_library`` finds. Not asked first:
+    it runs ``ldconfig`` and its module imports ``tempfile`` (random, hashlib: ~5 ms of a start)."""
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        pass
+    from ctypes.util import find_library
+
+    name = find_library("c")
+    return ctypes.CDLL(name, use_errno=True) if name is not None else None
 
 
 _LIBC = _libc()

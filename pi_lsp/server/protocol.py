@@ -306,7 +306,7 @@ class PiProtocol(LanguageServerProtocol):
             return
         try:
             if not self._include_headers:
-                result = self.writer.write(b"".join(body))  # one piece: joined without a copy
+                result = self.writer.write(b"".join(body))  # a single piece is passed on uncopied
             else:
                 result = write_pieces(self.writer, frame_pieces(body))
         except (BrokenPipeError, ConnectionResetError):

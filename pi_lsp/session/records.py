@@ -137,8 +137,9 @@ _ROLES = {role.encode(): role for role in ("user", "assistant", "toolResult", "b
 
 @gc_paused()
 def verify_records(records: Iterable[EntryRecord]) -> None:
-    """:meth:`EntryRecord.verify` for every record not checked yet, one parse per megabyte of
-    lines in the usual case (every line is valid): what a context or a page pays before it is
+    """:meth:`EntryRecord.verify` for every record not checked yet: in the usual case (every line
+    is valid) a megabyte of messages at a time goes through the raw check (``json_check``), and a
+    batch that fails is verified record by record. What a context or a page pays before it is
     sent, instead of every line paying at open."""
     batch: list[EntryRecord] = []
     slices: list[bytes] = []

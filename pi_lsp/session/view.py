@@ -90,8 +90,8 @@ class ContextView:
     @gc_paused()
     def message_array(self) -> JsonParts | None:
         """:meth:`message_json` as one JSON array, for the usual context, where every line is
-        valid: the lines not checked yet are checked by parsing the parts as they will be sent,
-        a megabyte at a time, instead of one by one. The array is the messages' bytes as views of
+        valid: the lines not checked yet are checked in one pass over the parts as they will be
+        sent (``json_check``), not record by record. The array is the messages' bytes as views of
         the stored lines, with the brackets and commas between them: never joined here (a big
         context's answer is written from them). None when a check fails: then
         :meth:`message_json` finds what to leave out or re-encode."""
