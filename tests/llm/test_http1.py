@@ -177,6 +177,7 @@ async def test_a_streamed_body_arrives_part_by_part_before_its_end() -> None:
             True,
         ),
         (b"HTTP/1.1 200 OK\nContent-Length: 2\n\nok", b"ok", True),  # bare line ends, as h11 reads them
+        (b"HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n2\nok\n3;x=1\nabc\n0\n\n", b"okabc", True),
         (
             b"HTTP/1.1 200 OK\r\nX-Long: a\r\n  b\r\nContent-Length: 2\r\n\r\nok",
             b"ok",
@@ -193,6 +194,7 @@ async def test_a_streamed_body_arrives_part_by_part_before_its_end() -> None:
         "1.0-keep-alive",
         "chunked-wins",
         "bare-lf",
+        "bare-lf-chunked",
         "folded",
     ],
 )
