@@ -29,11 +29,10 @@ this process's random token (and every match is checked to be the only one)."""
 class JsonParts:
     """One JSON value (``pieces`` written in order), valid as a whole: its maker checked it."""
 
-    __slots__ = ("pieces", "size")
+    __slots__ = ("pieces",)
 
     def __init__(self, pieces: Sequence[Buffer]) -> None:
         self.pieces = pieces
-        self.size = sum(map(len, pieces))
 
     def joined(self) -> bytes:
         return b"".join(self.pieces)
@@ -43,6 +42,11 @@ def joined_default(value: Any, default: Default | None = None) -> Any:
     """orjson's ``default`` for a writer that wants one buffer: the value's pieces joined."""
     if isinstance(value, JsonParts):
         return orjson.Fragment(value.joined())
+    return _otherwise(value, default)
+
+
+def _otherwise(value: Any, default: Default | None) -> Any:
+    """What the caller's ``default`` makes of a value orjson cannot write; else orjson's TypeError."""
     if default is not None:
         return default(value)
     raise TypeError(f"cannot encode {type(value).__name__}")
@@ -57,9 +61,7 @@ def encode_pieces(payload: Any, default: Default | None = None) -> list[Buffer]:
         if isinstance(value, JsonParts):
             found.append(value)
             return orjson.Fragment(_MARK % (len(found) - 1))
-        if default is not None:
-            return default(value)
-        raise TypeError(f"cannot encode {type(value).__name__}")
+        return _otherwise(value, default)
 
     body = orjson.dumps(payload, default=marking)
     if not found:

@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from pi_lsp.json_parts import Buffer, encode_pieces
+from pi_lsp.json_parts import Buffer, Default, encode_pieces
 from pi_lsp.secrets import redact
 from pi_lsp.service.errors import INTERNAL_ERROR, REQUEST_CANCELLED, from_exception
 
 log = logging.getLogger(__name__)
-
-Default = Callable[[Any], Any]
 
 
 def _writable(value: Any) -> Any:

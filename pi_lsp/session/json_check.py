@@ -40,8 +40,9 @@ def each_one_value(parts: Sequence[bytes | memoryview]) -> bool:
     try:
         for part in parts:
             read(part)
-            _utf8_decode(part, "strict", True)
-    except (error, UnicodeDecodeError, RecursionError):  # nested too deep: the per-line reader's
+            if not utf8(part):
+                return False
+    except (error, RecursionError):  # nested too deep: the per-line reader's
         return False
     return True
 
@@ -59,9 +60,4 @@ def utf8(data: bytes | memoryview) -> bool:
 
 def utf8_parts(parts: Sequence[bytes | memoryview]) -> bool:
     """:func:`utf8` of every part, each on its own (no split inside a character, no big string)."""
-    try:
-        for part in parts:
-            _utf8_decode(part, "strict", True)
-    except UnicodeDecodeError:
-        return False
-    return True
+    return all(map(utf8, parts))

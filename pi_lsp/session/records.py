@@ -352,6 +352,9 @@ class EntryRecord:
         that checks what it sends itself and then calls :func:`mark_checked`: a view of the stored
         line, not a copy (a whole context is copied once, into its answer)."""
         assert not self._checked and self.message_start >= 0
+        return self._message_view()
+
+    def _message_view(self) -> memoryview:
         return memoryview(self._body)[self.message_start : self._message_end()]
 
     def _message_slice(self) -> bytes:
@@ -468,7 +471,7 @@ class EntryRecord:
     def message_view(self) -> bytes | memoryview | None:
         """:meth:`message_json`, as a view of the stored line where it is a slice of one (no copy)."""
         if self._head is None and self._checked and self.message_start >= 0:
-            return memoryview(self._body)[self.message_start : self._message_end()]
+            return self._message_view()
         return self.message_json()
 
     def message(self) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 import orjson
 
@@ -39,10 +39,15 @@ def _emit(record: EntryRecord) -> ContextItem | None:
     return None
 
 
-def _item_json(item: ContextItem) -> bytes | None:
-    """One context message as JSON (a record's stored bytes where possible); None: left out."""
+@overload
+def _item_json(item: ContextItem, *, view: Literal[False] = False) -> bytes | None: ...
+@overload
+def _item_json(item: ContextItem, *, view: bool) -> bytes | memoryview | None: ...
+def _item_json(item: ContextItem, *, view: bool = False) -> bytes | memoryview | None:
+    """One context message as JSON (a record's stored bytes where possible, with ``view`` as a view
+    of them, not a copy); None: left out."""
     if isinstance(item, EntryRecord):
-        data = item.message_json()
+        data = item.message_view() if view else item.message_json()
         if data is None:
             message = item.message()
             if message is None:
@@ -99,16 +104,11 @@ class ContextView:
         append = parts.append
         unchecked: list[EntryRecord] = []
         for item in self.items:
-            if isinstance(item, EntryRecord):
-                if not item.checked:
-                    unchecked.append(item)
-                    append(item.message_json_unchecked())
-                    continue
-                data = item.message_view()
-                if data is None:
-                    data = _item_json(item)  # a message that is not its line's last key: encoded
-            else:
-                data = dumps_compact(item)
+            if isinstance(item, EntryRecord) and not item.checked:
+                unchecked.append(item)
+                append(item.message_json_unchecked())
+                continue
+            data = _item_json(item, view=True)
             if data is not None:
                 append(data)
         if unchecked:
