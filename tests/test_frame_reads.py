@@ -60,3 +60,17 @@ async def test_the_limit_holds_for_a_trusted_peer_too() -> None:
     reader = _stream([b"Content-Length: 5000000\r\n\r\n"])
     with pytest.raises(FrameError, match="larger than"):
         await read_frame_async(reader, 4_000_000, trusted=True)
+
+
+async def test_a_body_too_big_to_hold_is_a_frame_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A length no buffer can be made for ends the stream as bad framing (the client's pending
+    requests then fail at once) instead of escaping as a MemoryError that leaves them waiting."""
+    import pi_lsp.framing as framing
+
+    def no_memory(size: int) -> bytearray:
+        raise MemoryError
+
+    monkeypatch.setattr(framing, "bytearray", no_memory, raising=False)
+    reader = _stream([b"Content-Length: %d\r\n\r\n" % (BIG_BODY_BYTES + 1), b"x" * 10])
+    with pytest.raises(FrameError, match="cannot be held"):
+        await read_frame_async(reader, 1 << 40, trusted=True)
