@@ -171,6 +171,11 @@ export class FakeModel {
 }
 
 /** code-server on a free loopback port, its whole process group ended by stop(). */
+/** The remote machine's settings of a run: the server this checkout builds, logging to `log`. */
+export function machineSettings(log: string): Record<string, unknown> {
+  return { "pi.server.command": [path.join(REPO_DIR, ".venv", "bin", "pi-lsp"), "--log-file", log, "--log-level", "debug"] };
+}
+
 export class CodeServer {
   private constructor(
     private readonly child: ChildProcess,
@@ -188,11 +193,16 @@ export class CodeServer {
       "extensions.autoCheckUpdates": false,
       "extensions.autoUpdate": false,
       "git.enabled": false, // the run folder sits inside this repository; no "open the parent repository?" toast
-      "pi.server.command": [path.join(REPO_DIR, ".venv", "bin", "pi-lsp"), "--log-file", run.serverLog, "--log-level", "debug"],
       "pi.model": MODEL,
       ...userSettings,
     };
     fs.writeFileSync(path.join(run.userData, "User", "settings.json"), JSON.stringify(settings, null, 2));
+    // pi.server.* are machine settings: in code-server (a remote window: the extension host runs on
+    // the server) VS Code applies them from the remote machine's settings only. Set in the user
+    // settings they were seen or not depending on how soon VS Code learnt the window is remote:
+    // a reloaded window now and then started the shipped server instead of this one.
+    fs.mkdirSync(path.join(run.userData, "Machine"), { recursive: true });
+    fs.writeFileSync(path.join(run.userData, "Machine", "settings.json"), JSON.stringify(machineSettings(run.serverLog), null, 2));
     // Only what this run means: no PI_* or ANTHROPIC_* of the machine, HOME and XDG dirs inside the run.
     const env: NodeJS.ProcessEnv = {};
     for (const [key, value] of Object.entries(process.env)) {

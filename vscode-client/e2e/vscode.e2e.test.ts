@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { test, TestContext } from "node:test";
 import { Browser } from "playwright-core";
 import { eventually, seeCount, seeNoText, seeText, seeValue, seeVisible } from "./expect";
-import { CodeServer, FakeModel, openBrowser, openWorkbench, REPO_DIR, RunDir, SCREENSHOTS_DIR } from "./harness";
+import { CodeServer, FakeModel, machineSettings, openBrowser, openWorkbench, REPO_DIR, RunDir, SCREENSHOTS_DIR } from "./harness";
 import { controlStyles, switchTheme, THEMES } from "./theme";
 import { Workbench } from "./workbench";
 
@@ -362,6 +362,45 @@ test("pi in a real VS Code: chat, approval with diff, stop, compact, edit & rese
       // session to be open again, and requests lost with the dead server are only logged.
       const toasts = await wb.page.locator(".notifications-toasts .notification-list-item-message").allInnerTexts();
       assert.deepEqual(toasts.filter((text) => /no active session|Pending response rejected/.test(text)), []);
+    });
+
+    await step("pi.server.command changed in the remote settings: the window moves to that server and reopens its session", async (wb) => {
+      const settingsFile = path.join(run.userData, "Machine", "settings.json");
+      const movedLog = path.join(run.root, "pi-lsp-moved.log");
+      const settings = machineSettings(movedLog);
+      const before = run.sharedServers().map((server) => server.pid);
+      // As a user does it: in VS Code's own editor of those settings (code-server does not pick up
+      // a settings file written behind its back), pasted, not typed (the editor would close
+      // brackets and indent lines as they are typed).
+      await wb.page.keyboard.press("F1");
+      const input = wb.quickInput.locator("input.input");
+      await input.fill(">Preferences: Open Remote Settings (JSON)");
+      await wb.quickInput.locator(".monaco-list-row").filter({ hasText: /^Preferences: Open Remote Settings \(JSON\)/ }).first().click({ timeout: 15_000 });
+      await wb.page.locator(".monaco-editor .view-lines").filter({ hasText: "pi.server.command" }).first().waitFor({ timeout: 15_000 });
+      await wb.page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+      await wb.page.evaluate((text) => navigator.clipboard.writeText(text), JSON.stringify(settings, null, 2));
+      await wb.page.keyboard.press("Control+A");
+      await wb.page.keyboard.press("Control+V");
+      await wb.page.keyboard.press("Control+S");
+      const saved = await eventually("the settings saved", () => fs.readFileSync(settingsFile, "utf8"), (text) => text.includes(movedLog), 15_000);
+      assert.deepEqual(JSON.parse(saved), settings);
+      await wb.page.keyboard.press("Control+W");
+      const moved = await eventually(
+        "a shared server for the new command",
+        () => run.sharedServers().filter((server) => !before.includes(server.pid)),
+        (servers) => servers.length === 1,
+        60_000,
+      );
+      assert.equal(moved.length, 1);
+      await seeText(wb.articles("user message").first(), "Say hello again", 30_000);
+      const hellos = wb.articles("assistant message").filter({ hasText: "twelve small pieces." });
+      const count = await hellos.count();
+      await wb.send("Say hello");
+      await eventually("the reply", () => hellos.count(), (n) => n === count + 1, 30_000);
+      await wb.runEnded();
+      // The prompt went to the server the settings name: its own log has it.
+      assert.match(fs.readFileSync(movedLog, "utf8"), /Request 'pi\/prompt' received/);
+      await wb.screenshot("server-moved");
     });
   } finally {
     if (failed || t.signal.aborted) process.stderr.write(`\n${run.describe()}\n`);

@@ -14,10 +14,9 @@ import {
   ServerOptions,
   State,
   StreamInfo,
-  TransportKind,
 } from "vscode-languageclient/node";
 import { LogTail } from "./serverLog";
-import { checkProgram, chooseServer, findOnPathWith, ServerCommand } from "./serverCommand";
+import { checkProgram, chooseServer, findOnPathWith, resolveSettled, ServerCommand, serverSettingsKey } from "./serverCommand";
 import { ensurePrivateEnvironment, findPython, hasPiLsp, readyEnvironment, shippedWheel } from "./serverEnvironment";
 import { effectiveValue, piSettings } from "./settings";
 import { connectShared, SharedServerFiles, sharedServerFiles, stopShared } from "./sharedServer";
@@ -116,7 +115,7 @@ export class SharedServerLink implements vscode.Disposable {
     this.tail = new LogTail(this.files.log, (text) => output.append(text));
   }
 
-  /** ServerOptions' function: run by vscode-languageclient at every start and restart. */
+  /** Run at every start and restart of the client (``ServerRoute.start``). */
   async connect(): Promise<StreamInfo | ChildProcess> {
     if (!this.tailing) {
       this.tail.start(); // before a server is started, so its start-up lines are shown too
@@ -147,6 +146,15 @@ export class SharedServerLink implements vscode.Disposable {
   }
 }
 
+/** What the window does around a move to another server (`ServerRoute.followSettings`). */
+export interface SwitchHooks {
+  log(line: string): void;
+  /** Before the client stops: the session is to be reopened on the new server. */
+  stopping(): void;
+  /** The client runs on the new server: reopen the session there. */
+  started(): Promise<void>;
+}
+
 /** What the window does when the server goes away and comes back. */
 export interface RestartHooks {
   /** The server stopped or the connection was lost; the client starts again. */
@@ -155,27 +163,104 @@ export interface RestartHooks {
   restarted(): void;
 }
 
+/** The user's `pi.server` settings as one comparable value (`serverSettingsKey`). */
+export function currentServerSettingsKey(): string {
+  const config = vscode.workspace.getConfiguration("pi");
+  return serverSettingsKey((key) => effectiveValue(key, config.inspect(key)));
+}
+
+/** A resolved server, how the window reaches it, and the settings it came from. */
+export interface ResolvedRoute {
+  server: ServerCommand;
+  shared: SharedServerLink | undefined;
+  settingsKey: string;
+}
+
+/** Resolve the server from the settings (again if they moved meanwhile) and the link to it. */
+export async function resolveRoute(context: vscode.ExtensionContext, output: vscode.OutputChannel): Promise<ResolvedRoute> {
+  const { resolved: server, key } = await resolveSettled(currentServerSettingsKey, () => resolveServer(context, output));
+  const shared = sharesServer() ? new SharedServerLink(server, context.globalStorageUri.fsPath, output) : undefined;
+  if (shared) {
+    output.appendLine(`server: ${[server.command, ...server.args].join(" ")}, shared by this user's windows (state file ${shared.files.state})`);
+  } else {
+    output.appendLine(`starting ${[server.command, ...server.args].join(" ")} --stdio`);
+  }
+  return { server, shared, settingsKey: key };
+}
+
 /**
- * Build (not start) the client for a resolved server: through `shared` when given, else a server
- * of its own over stdio. After a crash (or a lost connection to the shared server) it starts
+ * The server the client starts, which may change between starts: the `pi.server` settings changed
+ * (or reached the extension host only after it had started), and the window moves to the server
+ * they name. Either the user's shared server through `shared`, or a server of the window's own.
+ */
+export class ServerRoute {
+  server: ServerCommand;
+  shared: SharedServerLink | undefined;
+  /** The settings the server was resolved from (`serverSettingsKey`). */
+  settingsKey: string;
+  private switching: Promise<void> = Promise.resolve();
+
+  constructor(resolved: ResolvedRoute) {
+    this.server = resolved.server;
+    this.shared = resolved.shared;
+    this.settingsKey = resolved.settingsKey;
+  }
+
+  /** ServerOptions' function: run by vscode-languageclient at every start and restart. */
+  start(): Promise<StreamInfo | ChildProcess> {
+    if (this.shared) return this.shared.connect();
+    return Promise.resolve(spawn(this.server.command, [...this.server.args, "--stdio"], { stdio: "pipe", windowsHide: true }));
+  }
+
+  /** Move to another server (the client is stopped meanwhile); the old link stops tailing its log. */
+  use(resolved: ResolvedRoute): void {
+    this.shared?.dispose();
+    this.server = resolved.server;
+    this.shared = resolved.shared;
+    this.settingsKey = resolved.settingsKey;
+  }
+
+  /**
+   * When the `pi.server` settings no longer are those the server came from, stop the client, move
+   * to the server they name and start again (a running shared server is left to its other windows).
+   * Checks run one after another; a client not running yet is left to the start in progress.
+   */
+  followSettings(client: LanguageClient, resolve: () => Promise<ResolvedRoute>, hooks: SwitchHooks): Promise<void> {
+    this.switching = this.switching.catch(() => undefined).then(async () => {
+      const settings = currentServerSettingsKey();
+      if (settings === this.settingsKey || !client.isRunning()) return;
+      hooks.log(`the pi.server settings changed (${this.settingsKey} → ${settings}): starting again on the server they name`);
+      hooks.stopping();
+      await client.stop();
+      this.use(await resolve());
+      await client.start();
+      await hooks.started();
+    });
+    return this.switching;
+  }
+
+  dispose(): void {
+    this.shared?.dispose();
+  }
+}
+
+/**
+ * Build (not start) the client for the server of `route`: the shared one through its link, else a
+ * server of its own over stdio. After a crash (or a lost connection to the shared server) it starts
  * again, telling `hooks`.
  */
-export function createClient(
-  server: ServerCommand,
-  output: vscode.OutputChannel,
-  hooks: RestartHooks,
-  shared?: SharedServerLink,
-): LanguageClient {
-  const serverOptions: ServerOptions = shared
-    ? () => shared.connect()
-    : { command: server.command, args: server.args, transport: TransportKind.stdio };
+export function createClient(route: ServerRoute, output: vscode.OutputChannel, hooks: RestartHooks): LanguageClient {
+  const serverOptions: ServerOptions = () => route.start();
   let crashes = 0;
   let restarting = false;
   const clientOptions: LanguageClientOptions = {
     documentSelector: [],
     outputChannel: output,
     // Evaluated once connected: the token is that of the server just connected to.
-    initializationOptions: () => ({ pi: shared?.token ? { ...currentPiSettings(), token: shared.token } : currentPiSettings() }),
+    initializationOptions: () => {
+      const token = route.shared?.token;
+      return { pi: token ? { ...currentPiSettings(), token } : currentPiSettings() };
+    },
     errorHandler: {
       // Said in the pi output, not as a notification: the close that follows restarts or reconnects.
       error: (error) => {
@@ -191,7 +276,7 @@ export function createClient(
         restarting = true;
         hooks.lost();
         output.appendLine(
-          shared
+          route.shared
             ? `lost the connection to pi-lsp; reconnecting, starting it again if it stopped (${crashes} of 5).`
             : `pi-lsp stopped unexpectedly; restarting it (${crashes} of 5).`,
         );

@@ -5,7 +5,7 @@ import { ApiKeys } from "./apiKey";
 import { ApprovalRequest } from "../shared/approvalModel";
 import { ChangesViewProvider } from "./changesView";
 import { ChatViewProvider } from "./chatView";
-import { createClient, currentPiSettings, resolveServer, SharedServerLink, sharesServer } from "./client";
+import { createClient, currentPiSettings, resolveRoute, ServerRoute, type SwitchHooks } from "./client";
 import { DiffDocuments } from "./diffView";
 import { ContextGauge } from "./gauge";
 import { PiSession } from "./session";
@@ -18,8 +18,8 @@ import { registerTreeCommands } from "./treeCommands";
 import { Notifications, ServerRequestMethods, type CompactionEnded, type CompactionStarted, type PiEventParams, type SessionChanged } from "../shared/protocol";
 
 let client: LanguageClient | undefined;
-/** The user's shared server, when windows share one (pi.server.shared). */
-let shared: SharedServerLink | undefined;
+/** The server this window runs on: the user's shared one (pi.server.shared) or its own. */
+let route: ServerRoute | undefined;
 
 let log: vscode.OutputChannel | undefined;
 
@@ -131,16 +131,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         session.expectReopen();
         await client.stop();
         // A shared server is stopped too (it may be the one misbehaving); every window reconnects to a new one.
-        if (shared && (await shared.stopServer())) output.appendLine("stopped the shared pi-lsp");
+        if (route?.shared && (await route.shared.stopServer())) output.appendLine("stopped the shared pi-lsp");
         await client.start();
         await session.reopen();
       }),
     ),
   );
 
-  let server;
   try {
-    server = await resolveServer(context, output);
+    route = new ServerRoute(await resolveRoute(context, output));
   } catch (error) {
     if (error instanceof ServerNotFoundError) {
       output.appendLine(error.message);
@@ -150,19 +149,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     throw error;
   }
-  if (sharesServer()) {
-    shared = new SharedServerLink(server, context.globalStorageUri.fsPath, output);
-    context.subscriptions.push(shared);
-    output.appendLine(`server: ${[server.command, ...server.args].join(" ")}, shared by this user's windows (state file ${shared.files.state})`);
-  } else {
-    output.appendLine(`starting ${[server.command, ...server.args].join(" ")} --stdio`);
-  }
-  client = createClient(
-    server,
-    output,
-    { lost: () => session.expectReopen(), restarted: () => void session.reopen().catch(reportError) },
-    shared,
-  );
+  context.subscriptions.push(route);
+  client = createClient(route, output, {
+    lost: () => session.expectReopen(),
+    restarted: () => void session.reopen().catch(reportError),
+  });
   context.subscriptions.push(
     client.onNotification(Notifications.sessionChanged, (params: SessionChanged) => {
       if (params.sessionId === session.current?.sessionId) session.noteChanged(params.leafId);
@@ -203,6 +194,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     session.reopened();
     throw error;
   }
+  // Settings that reached this extension host after the server was chosen (a reloaded window in
+  // code-server) move it before anything is opened there; later changes move it with the session.
+  const [started, current] = [client, route];
+  const followSettings = (hooks: SwitchHooks): Promise<void> =>
+    current.followSettings(started, () => resolveRoute(context, output), hooks).catch(reportError);
+  const note = (line: string): void => output.appendLine(line);
+  await followSettings({ log: note, stopping: () => undefined, started: () => Promise.resolve() });
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((change) => {
+      if (change.affectsConfiguration("pi.server")) {
+        void followSettings({ log: note, stopping: () => session.expectReopen(), started: () => session.reopen() });
+      }
+    }),
+  );
   // A reloaded window shows the session it had open (the chat, tree and gauge redraw from it).
   session.restore().catch((error: unknown) => output.appendLine(`could not reopen the last session: ${String(error)}`));
 }
@@ -211,5 +216,5 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 export async function deactivate(): Promise<void> {
   await client?.stop();
   client = undefined;
-  shared = undefined;
+  route = undefined;
 }

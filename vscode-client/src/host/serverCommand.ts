@@ -74,3 +74,29 @@ export function findOnPathWith(
   }
   return undefined;
 }
+
+/** The settings that decide which server runs (user settings only, see settings.ts). */
+export const SERVER_SETTINGS = ["server.command", "server.python", "server.shared"] as const;
+
+/** The server settings as one comparable value: it changes exactly when one of them does. */
+export function serverSettingsKey(read: (key: (typeof SERVER_SETTINGS)[number]) => unknown): string {
+  return JSON.stringify(SERVER_SETTINGS.map((key) => read(key) ?? null));
+}
+
+/**
+ * `resolve()` again while the server settings moved under it (at most `attempts` times): a
+ * reloaded window's extension host may start before the user's settings reach it (seen in
+ * code-server), and a server chosen from the defaults would be another server than the one the
+ * window's run is on. Returns what was resolved and the key of the settings it was resolved from.
+ */
+export async function resolveSettled<T>(
+  key: () => string,
+  resolve: () => Promise<T>,
+  attempts = 3,
+): Promise<{ resolved: T; key: string }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const before = key();
+    const resolved = await resolve();
+    if (key() === before || attempt >= attempts) return { resolved, key: before };
+  }
+}
