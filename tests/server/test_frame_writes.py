@@ -9,12 +9,15 @@ test sees the server's writes exactly as they were made.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import select
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import orjson
 import pytest
@@ -55,11 +58,10 @@ def _read_packets(fd: int, wanted_ids: set[object], deadline: float) -> list[byt
     return packets
 
 
-def test_each_small_message_is_one_write(tmp_path: Path) -> None:
-    try:
-        read_end, write_end = os.pipe2(os.O_DIRECT)
-    except (AttributeError, OSError):
-        pytest.skip("no packet-mode pipes here")
+@contextlib.contextmanager
+def _server_writing_to(read_end: int, write_end: int, tmp_path: Path) -> Iterator[IO[bytes]]:
+    """A server whose stdout is ``write_end`` (our copy closed); yields its stdin. At the end it is
+    told to exit and waited for, and ``read_end`` is closed."""
     process = subprocess.Popen(
         SERVER,
         stdin=subprocess.PIPE,
@@ -70,23 +72,36 @@ def test_each_small_message_is_one_write(tmp_path: Path) -> None:
     os.close(write_end)
     assert process.stdin is not None
     try:
-        initialize = {"processId": os.getpid(), "capabilities": {}, "rootUri": tmp_path.as_uri()}
+        yield process.stdin
+    finally:
+        process.stdin.write(_frame({"jsonrpc": "2.0", "method": "exit"}))
+        process.stdin.close()
+        process.wait(30)
+        os.close(read_end)
+
+
+def _initialize(tmp_path: Path) -> bytes:
+    params = {"processId": os.getpid(), "capabilities": {}, "rootUri": tmp_path.as_uri()}
+    return _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+
+
+def test_each_small_message_is_one_write(tmp_path: Path) -> None:
+    try:
+        read_end, write_end = os.pipe2(os.O_DIRECT)
+    except (AttributeError, OSError):
+        pytest.skip("no packet-mode pipes here")
+    with _server_writing_to(read_end, write_end, tmp_path) as stdin:
         new_session = {"cwd": str(tmp_path), "sessionDir": str(tmp_path / "sessions")}
-        process.stdin.write(
-            _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize})
+        stdin.write(
+            _initialize(tmp_path)
             + _frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})
             # answered while pygls loads (``server/early.py``)
             + _frame({"jsonrpc": "2.0", "id": 2, "method": "pi/newSession", "params": new_session})
             # held for pygls, answered by its protocol (``server/protocol.py``)
             + _frame({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
         )
-        process.stdin.flush()
+        stdin.flush()
         packets = _read_packets(read_end, {1, 2, 3}, time.monotonic() + 60)
-    finally:
-        process.stdin.write(_frame({"jsonrpc": "2.0", "method": "exit"}))
-        process.stdin.close()
-        process.wait(30)
-        os.close(read_end)
     starts = [packet for packet in packets if packet.startswith(b"Content-Length: ")]
     assert len(starts) >= 3
     for packet in starts:
@@ -105,26 +120,11 @@ def test_the_output_pipe_is_widened_for_big_answers(tmp_path: Path) -> None:
         pytest.skip("pipe sizes cannot be asked for here")
     read_end, write_end = os.pipe()
     assert fcntl.fcntl(read_end, get_size) < PIPE_BYTES
-    process = subprocess.Popen(
-        SERVER,
-        stdin=subprocess.PIPE,
-        stdout=write_end,
-        stderr=subprocess.DEVNULL,
-        env=server_env(tmp_path / "agent"),
-    )
-    os.close(write_end)
-    assert process.stdin is not None
-    try:
-        initialize = {"processId": os.getpid(), "capabilities": {}, "rootUri": tmp_path.as_uri()}
-        process.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}))
-        process.stdin.flush()
+    with _server_writing_to(read_end, write_end, tmp_path) as stdin:
+        stdin.write(_initialize(tmp_path))
+        stdin.flush()
         _read_packets(read_end, {1}, time.monotonic() + 60)
         assert fcntl.fcntl(read_end, get_size) == PIPE_BYTES
-    finally:
-        process.stdin.write(_frame({"jsonrpc": "2.0", "method": "exit"}))
-        process.stdin.close()
-        process.wait(30)
-        os.close(read_end)
 
 
 def test_widening_leaves_what_is_not_a_pipe(tmp_path: Path) -> None:
