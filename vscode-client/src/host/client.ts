@@ -115,7 +115,7 @@ export class SharedServerLink implements vscode.Disposable {
     this.tail = new LogTail(this.files.log, (text) => output.append(text));
   }
 
-  /** Run at every start and restart of the client (``ServerRoute.start``). */
+  /** Run at every start and restart of the client (`ServerRoute.start`). */
   async connect(): Promise<StreamInfo | ChildProcess> {
     if (!this.tailing) {
       this.tail.start(); // before a server is started, so its start-up lines are shown too
