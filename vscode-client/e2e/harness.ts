@@ -170,12 +170,12 @@ export class FakeModel {
   }
 }
 
-/** code-server on a free loopback port, its whole process group ended by stop(). */
 /** The remote machine's settings of a run: the server this checkout builds, logging to `log`. */
 export function machineSettings(log: string): Record<string, unknown> {
   return { "pi.server.command": [path.join(REPO_DIR, ".venv", "bin", "pi-lsp"), "--log-file", log, "--log-level", "debug"] };
 }
 
+/** code-server on a free loopback port, its whole process group ended by stop(). */
 export class CodeServer {
   private constructor(
     private readonly child: ChildProcess,

@@ -94,6 +94,11 @@ export function sharesServer(): boolean {
   return effectiveValue("server.shared", config.inspect("server.shared")) !== false && process.platform !== "win32";
 }
 
+/** A server of this window's own, over stdio (`pi.server.shared` off, or no shared one to be had). */
+function spawnOwn(server: ServerCommand): ChildProcess {
+  return spawn(server.command, [...server.args, "--stdio"], { stdio: "pipe", windowsHide: true });
+}
+
 /**
  * This window's way to the user's shared server: connects (starting the server when none answers),
  * keeps the token for `initialize`, and copies the server's log into the output channel. When no
@@ -132,7 +137,7 @@ export class SharedServerLink implements vscode.Disposable {
       this.token = undefined;
       const reason = error instanceof Error ? error.message : String(error);
       this.output.appendLine(`no shared pi-lsp (${reason}); starting one for this window over stdio`);
-      return spawn(this.server.command, [...this.server.args, "--stdio"], { stdio: "pipe", windowsHide: true });
+      return spawnOwn(this.server);
     }
   }
 
@@ -190,8 +195,9 @@ export async function resolveRoute(context: vscode.ExtensionContext, output: vsc
 
 /**
  * The server the client starts, which may change between starts: the `pi.server` settings changed
- * (or reached the extension host only after it had started), and the window moves to the server
- * they name. Either the user's shared server through `shared`, or a server of the window's own.
+ * (the user edited them, or VS Code dropped machine settings it found in a remote window's user
+ * settings once it knew the window was remote), and the window moves to the server they name.
+ * Either the user's shared server through `shared`, or a server of the window's own.
  */
 export class ServerRoute {
   server: ServerCommand;
@@ -209,7 +215,7 @@ export class ServerRoute {
   /** ServerOptions' function: run by vscode-languageclient at every start and restart. */
   start(): Promise<StreamInfo | ChildProcess> {
     if (this.shared) return this.shared.connect();
-    return Promise.resolve(spawn(this.server.command, [...this.server.args, "--stdio"], { stdio: "pipe", windowsHide: true }));
+    return Promise.resolve(spawnOwn(this.server));
   }
 
   /** Move to another server (the client is stopped meanwhile); the old link stops tailing its log. */

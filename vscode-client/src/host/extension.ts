@@ -194,8 +194,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     session.reopened();
     throw error;
   }
-  // Settings that reached this extension host after the server was chosen (a reloaded window in
-  // code-server) move it before anything is opened there; later changes move it with the session.
+  // Settings that changed while the server was being chosen move it before anything is opened
+  // there; later changes move it with the session.
   const [started, current] = [client, route];
   const followSettings = (hooks: SwitchHooks): Promise<void> =>
     current.followSettings(started, () => resolveRoute(context, output), hooks).catch(reportError);

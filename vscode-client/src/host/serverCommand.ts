@@ -84,10 +84,11 @@ export function serverSettingsKey(read: (key: (typeof SERVER_SETTINGS)[number]) 
 }
 
 /**
- * `resolve()` again while the server settings moved under it (at most `attempts` times): a
- * reloaded window's extension host may start before the user's settings reach it (seen in
- * code-server), and a server chosen from the defaults would be another server than the one the
- * window's run is on. Returns what was resolved and the key of the settings it was resolved from.
+ * `resolve()` again while the server settings moved under it (at most `attempts` times): resolving
+ * may take seconds (a private environment being built), and a server resolved from settings that
+ * have since changed is not the one they name (seen in code-server: a machine setting in the user
+ * settings is dropped once VS Code knows the window is remote). Returns what was resolved and the
+ * key of the settings it was resolved from.
  */
 export async function resolveSettled<T>(
   key: () => string,
